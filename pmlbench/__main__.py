@@ -1,0 +1,5 @@
+import sys
+
+from pmlbench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Sub-commands of the ``pmlbench`` console script (besides running experiments)."""

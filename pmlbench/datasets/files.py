@@ -1,0 +1,43 @@
+"""The ``file`` dataset plugin: a user's own data file (npz, Mulan ARFF or MATLAB .mat)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pmlbench.datasets.arff import load_arff
+from pmlbench.datasets.dataset import Dataset
+from pmlbench.datasets.matlab import load_mat
+from pmlbench.datasets.npz import load_npz
+from pmlbench.errors import PmlbenchError
+
+FORMATS = ("auto", "npz", "arff", "mat")
+
+
+def load_file(
+    path: str = "???", format: str = "auto", xml: str | None = None,
+    label_count: int | None = None, display_name: str | None = None,
+) -> Dataset:
+    """A dataset from your own file: npz (pmlbench layout), Mulan/MEKA ARFF or PML .mat.
+
+    Args:
+        path: the data file.
+        format: one of "auto" (by extension), "npz", "arff", "mat".
+        xml: Mulan XML label file (ARFF only).
+        label_count: number of label attributes (ARFF only; negative = labels come first).
+        display_name: name used in results (default: the file's stem).
+    """
+    if path in (None, "", "???"):
+        raise PmlbenchError("dataset=file needs a path: add dataset.path=/path/to/data.arff")
+    p = Path(path).expanduser()
+    if format not in FORMATS:
+        raise PmlbenchError(f"unknown dataset.format {format!r}; use one of {list(FORMATS)}")
+    fmt = p.suffix.lstrip(".").lower() if format == "auto" else format
+    if fmt == "npz":
+        return load_npz(p, name=display_name)
+    if fmt == "arff":
+        return load_arff(p, xml=xml, label_count=label_count, name=display_name)
+    if fmt == "mat":
+        return load_mat(p, name=display_name)
+    raise PmlbenchError(
+        f"cannot tell the format of {p} from its extension; set dataset.format to npz, arff or mat"
+    )

@@ -1,0 +1,47 @@
+"""Reading and writing pmlbench's npz dataset layout (CSR features, dense 0/1 labels)."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from pmlbench.datasets.dataset import Dataset
+from pmlbench.errors import PmlbenchError
+
+REQUIRED_KEYS = ("X_data", "X_indices", "X_indptr", "X_shape", "Y")
+
+
+def load_npz(path: str | Path, name: str | None = None, meta: dict | None = None) -> Dataset:
+    """Load a dataset stored as CSR arrays plus ``Y`` (and optional ``Y_candidates``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise PmlbenchError(f"dataset file {path} does not exist; check the path")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = [k for k in REQUIRED_KEYS if k not in z.files]
+            if missing:
+                raise PmlbenchError(
+                    f"{path} lacks arrays {missing}; a pmlbench npz needs {list(REQUIRED_KEYS)}"
+                )
+            X = sp.csr_matrix(
+                (z["X_data"], z["X_indices"], z["X_indptr"]), shape=tuple(z["X_shape"])
+            )
+            arrays = {k: z[k] for k in ("Y", "Y_candidates", "label_names", "source") if k in z.files}
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise PmlbenchError(
+            f"{path} is not a readable npz file ({exc}); re-create or re-download it"
+        ) from None
+    info = dict(meta or {})
+    if "source" in arrays:
+        info.setdefault("source", str(arrays["source"]))
+    return Dataset(
+        X=X,
+        Y=arrays["Y"],
+        name=name or path.stem,
+        label_names=[str(s) for s in arrays.get("label_names", [])],
+        Y_candidates=arrays.get("Y_candidates"),
+        meta=info,
+    )

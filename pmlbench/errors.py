@@ -1,0 +1,14 @@
+"""User-facing errors.
+
+Every problem a user can cause (bad data, bad config, a broken plugin) is raised as a
+:class:`PmlbenchError` whose message names the problem and the fix in one line. The CLI
+prints such errors without a traceback.
+"""
+
+
+class PmlbenchError(Exception):
+    """An error caused by input or configuration, with a message that says how to fix it."""
+
+
+class PluginError(PmlbenchError):
+    """A plugin is missing, ambiguous, fails to import, or breaks its contract."""

@@ -1,0 +1,1 @@
+"""Method plugins: scikit-learn style estimators trained on candidate labels."""

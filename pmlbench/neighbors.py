@@ -1,0 +1,81 @@
+"""Exact k-nearest-neighbour search with MATLAB-compatible tie-breaking.
+
+Shared by ML-kNN, PML3ER's label enrichment and PARTICLE. Neighbours are ordered by
+Euclidean distance, ties broken by the lower training index (MATLAB's stable ``sort``),
+and an instance is never its own neighbour when ``exclude_self`` is set (exact duplicates
+of it still are). scikit-learn's tree searches break ties in another order, hence this
+module; distances come from scikit-learn's ``euclidean_distances`` (sparse aware).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import euclidean_distances
+
+from pmlbench.errors import PmlbenchError
+
+_BLOCK_ENTRIES = 8_000_000  # distance entries held at once (64 MB of float64)
+
+
+def _stable_smallest(D: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k smallest entries of each row, ordered by (value, column)."""
+    kth = np.partition(D, k - 1, axis=1)[:, k - 1 : k]
+    rows, cols = np.nonzero(D <= kth)  # row-major: columns ascending within a row
+    order = np.lexsort((cols, D[rows, cols], rows))
+    rows, cols = rows[order], cols[order]
+    starts = np.searchsorted(rows, np.arange(D.shape[0]))
+    position = np.arange(len(rows)) - starts[rows]
+    keep = position < k
+    return cols[keep].reshape(D.shape[0], k)
+
+
+def kneighbors(
+    X_query, X_ref, k: int, *, exclude_self: bool = False, return_distance: bool = False
+):
+    """The k nearest rows of ``X_ref`` for every row of ``X_query``.
+
+    Args:
+        X_query, X_ref: dense arrays or sparse matrices with the same number of columns.
+        k: number of neighbours.
+        exclude_self: X_query is X_ref and row i may not be its own neighbour.
+        return_distance: also return the (n_query x k) Euclidean distances.
+    Returns:
+        (n_query x k) int array of indices into X_ref, nearest first; optionally distances.
+    """
+    n_ref = X_ref.shape[0]
+    available = n_ref - 1 if exclude_self else n_ref
+    if k < 1 or k > available:
+        raise PmlbenchError(
+            f"k = {k} neighbours requested but only {available} training instances are "
+            f"available; use k <= {available} or more training data"
+        )
+    ref_sq = (
+        np.asarray(X_ref.multiply(X_ref).sum(axis=1)).ravel() if sp.issparse(X_ref)
+        else np.einsum("ij,ij->i", X_ref, X_ref)
+    )
+    n_query = X_query.shape[0]
+    block = max(1, _BLOCK_ENTRIES // max(n_ref, 1))
+    indices = np.empty((n_query, k), dtype=np.int64)
+    distances = np.empty((n_query, k)) if return_distance else None
+    for start in range(0, n_query, block):
+        stop = min(start + block, n_query)
+        D = euclidean_distances(X_query[start:stop], X_ref, Y_norm_squared=ref_sq[None, :],
+                                squared=True)
+        if exclude_self:
+            D[np.arange(stop - start), np.arange(start, stop)] = np.inf
+        idx = _stable_smallest(D, k)
+        indices[start:stop] = idx
+        if return_distance:
+            distances[start:stop] = np.sqrt(np.take_along_axis(D, idx, axis=1))
+    return (indices, distances) if return_distance else indices
+
+
+def neighbor_counts(neighbors: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """For each query row, how many of its neighbours carry each label (n_query x l)."""
+    n_query, k = neighbors.shape
+    A = sp.csr_matrix(
+        (np.ones(neighbors.size), neighbors.ravel(), np.arange(0, n_query * k + 1, k)),
+        shape=(n_query, Y.shape[0]),
+    )
+    return np.asarray(A @ Y, dtype=np.int64)

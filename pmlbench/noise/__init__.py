@@ -1,0 +1,1 @@
+"""Candidate-label noise models: ``callable(Y_true, rng, **params) -> Y_candidates``."""
