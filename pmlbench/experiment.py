@@ -73,6 +73,8 @@ class SplitResult:
     bipartition: str
     seeds: dict
     tuned: dict[str, Any] = field(default_factory=dict)
+    tuning: dict[str, Any] = field(default_factory=dict)
+    bipartition_fitted: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -162,7 +164,8 @@ def check_method_output(info, scores, Y_pred, shape) -> tuple[np.ndarray, np.nda
     return scores, Y_pred.astype(np.uint8)
 
 
-FitHook = Callable[..., tuple[Any, dict[str, Any]]]
+# A fit hook returns (estimator, chosen params) or (estimator, chosen params, tuning record).
+FitHook = Callable[..., tuple]
 
 
 def default_fit(estimator, X_train, Y_candidates, *, spec, Y_true_train, random_state):
@@ -180,9 +183,11 @@ def run_split(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan,
     estimator, info = instantiate_method(spec.method, plan.method_seed)
     bipartition = make_bipartition(dict(spec.bipartition))
     start = time.perf_counter()
-    estimator, tuned = fit(estimator, X_train, Y_cand, spec=spec,
-                           Y_true_train=dataset.Y[plan.train_idx], random_state=plan.method_seed)
-    bipartition.fit(estimator, X_train, Y_cand)
+    fitted = fit(estimator, X_train, Y_cand, spec=spec,
+                 Y_true_train=dataset.Y[plan.train_idx], random_state=plan.method_seed)
+    estimator, tuned = fitted[0], fitted[1]
+    tuning = fitted[2] if len(fitted) > 2 else {}
+    bipartition.fit(estimator, X_train, Y_cand, random_state=plan.method_seed)
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
     scores = estimator.decision_function(X_test)
@@ -196,7 +201,8 @@ def run_split(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan,
         index=plan.index, values=values, fit_seconds=fit_seconds,
         predict_seconds=predict_seconds, n_train=len(plan.train_idx), n_test=len(plan.test_idx),
         n_degenerate=int(degenerate_rows(Y_test).sum()), bipartition=bipartition.describe(),
-        seeds=plan.seed_record, tuned=tuned,
+        seeds=plan.seed_record, tuned=tuned, tuning=tuning,
+        bipartition_fitted=dict(bipartition.fitted),
         diagnostics=dict(diagnostics) if isinstance(diagnostics, dict) else {},
         arrays={
             "train_idx": plan.train_idx, "test_idx": plan.test_idx,
@@ -249,7 +255,7 @@ def tidy_records(result: ExperimentResult) -> pd.DataFrame:
                 "convention": spec.metric_convention,
                 "bipartition": split.bipartition,
                 "tuned": ";".join(f"{k}={v}" for k, v in sorted(split.tuned.items())),
-                "oracle": bool(spec.tune.get("oracle", False)) and bool(split.tuned),
+                "oracle": bool(split.tuning.get("oracle", False)),
                 "n_train": split.n_train, "n_test": split.n_test,
                 "n_degenerate": split.n_degenerate,
                 "fit_seconds": split.fit_seconds, "predict_seconds": split.predict_seconds,

@@ -58,7 +58,8 @@ def run_record(result: ExperimentResult, config: dict[str, Any]) -> dict[str, An
             {
                 "split": s.index, "n_train": s.n_train, "n_test": s.n_test,
                 "fit_seconds": s.fit_seconds, "predict_seconds": s.predict_seconds,
-                "bipartition": s.bipartition, "tuned": s.tuned, "diagnostics": s.diagnostics,
+                "bipartition": s.bipartition, "bipartition_fitted": s.bipartition_fitted,
+                "tuned": s.tuned, "tuning": s.tuning, "diagnostics": s.diagnostics,
                 "n_degenerate": s.n_degenerate,
             }
             for s in result.splits
