@@ -46,8 +46,11 @@ def load_arff(
     if not path.is_file():
         raise PmlbenchError(f"ARFF file {path} does not exist; check dataset.path")
     text = path.read_text(errors="replace")
-    sparse = bool(re.search(r"^\s*\{", text.split("@data", 1)[-1] if "@data" in text
-                            else text.split("@DATA", 1)[-1], flags=re.M))
+    data_lines = [
+        line for line in re.split(r"^\s*@data\s*$", text, maxsplit=1, flags=re.M | re.I)[-1]
+        .splitlines() if line.strip() and not line.lstrip().startswith("%")
+    ]
+    sparse = bool(data_lines) and data_lines[0].lstrip().startswith("{")
     try:
         parsed = arff.loads(text, encode_nominal=True,
                             return_type=arff.COO if sparse else arff.DENSE)
@@ -57,9 +60,13 @@ def load_arff(
     kinds = [a[1] for a in parsed["attributes"]]
     n_attr = len(attributes)
     if sparse:
-        values, (rows, cols) = parsed["data"]
-        n = (max(rows) + 1) if len(rows) else 0
-        M = sp.csr_matrix((np.asarray(values, dtype=object), (rows, cols)), shape=(n, n_attr))
+        values, rows, cols = parsed["data"]
+        n = len(data_lines)  # rows with no stored value still count
+        numeric = [not isinstance(v, str) for v in values]  # string attributes are no features
+        values = np.array([np.nan if v is None else v for v, ok in zip(values, numeric) if ok],
+                          dtype=np.float64)
+        rows, cols = np.asarray(rows)[numeric], np.asarray(cols)[numeric]
+        M = sp.csr_matrix((values, (rows, cols)), shape=(n, n_attr))
     else:
         M = np.asarray(parsed["data"], dtype=object)
     if xml is not None:
@@ -94,9 +101,9 @@ def load_arff(
     def columns(cols):
         block = M[:, cols]
         if sp.issparse(block):
-            block = block.toarray()
-        block = np.where(block == None, np.nan, block)  # noqa: E711 - object array; missing values
-        return block.astype(np.float64)
+            return block.toarray()
+        missing = np.equal(block, None)  # '?' in the file
+        return np.where(missing, np.nan, block).astype(np.float64)
 
     Y = columns(label_cols)
     for j, col in enumerate(label_cols):
