@@ -38,8 +38,8 @@ def test_bundled_dataset_checksum_and_shape(name):
     digest = hashlib.sha256((DATA_DIR / f"{name}.npz").read_bytes()).hexdigest()
     assert digest == SHA256[name]
     data = registry.load("dataset", name)()
-    n, d, l = SHAPES[name]
-    assert data.X.shape == (n, d) and data.Y.shape == (n, l)
+    n, d, n_labels = SHAPES[name]
+    assert data.X.shape == (n, d) and data.Y.shape == (n, n_labels)
     assert sp.issparse(data.X)
     if name.startswith("yeast"):
         assert data.Y_candidates is not None and np.all(data.Y_candidates >= data.Y)

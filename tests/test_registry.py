@@ -90,7 +90,7 @@ def test_parameters_become_a_config_node():
 
 def test_unconfigurable_default_is_a_clear_error():
     class Bad:
-        def __init__(self, model=object()):
+        def __init__(self, model=object()):  # noqa: B008 - the point of the test
             pass
 
     with pytest.raises(PluginError, match="parameter 'model'"):

@@ -63,7 +63,7 @@ def load_arff(
         values, rows, cols = parsed["data"]
         n = len(data_lines)  # rows with no stored value still count
         numeric = [not isinstance(v, str) for v in values]  # string attributes are no features
-        values = np.array([np.nan if v is None else v for v, ok in zip(values, numeric) if ok],
+        values = np.array([np.nan if v is None else v for v, ok in zip(values, numeric, strict=True) if ok],
                           dtype=np.float64)
         rows, cols = np.asarray(rows)[numeric], np.asarray(cols)[numeric]
         M = sp.csr_matrix((values, (rows, cols)), shape=(n, n_attr))
