@@ -211,10 +211,16 @@ def run_split(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan,
     )
 
 
+# A unit hook runs one split: hook(plan, dataset, compute) calls compute() or returns a stored
+# SplitResult; it returns None for a split that failed and was recorded (see pmlbench.app).
+UnitHook = Callable[[SplitPlan, Dataset, Callable[[], SplitResult]], "SplitResult | None"]
+
+
 def run_experiment(
     spec: ExperimentSpec,
     on_split_done: Callable[[SplitResult], None] | None = None,
     fit: FitHook = default_fit,
+    unit: UnitHook | None = None,
 ) -> ExperimentResult:
     """Run every split of the protocol and collect the results."""
     dataset = load_dataset(spec.dataset)
@@ -225,7 +231,12 @@ def run_experiment(
     plans = plan_splits(dataset.n_instances, spec.n_splits, spec.test_size, spec.seed)
     results = []
     for plan in plans:
-        result = run_split(spec, dataset, plan, metrics, fit=fit)
+        def compute(plan: SplitPlan = plan) -> SplitResult:
+            return run_split(spec, dataset, plan, metrics, fit=fit)
+
+        result = compute() if unit is None else unit(plan, dataset, compute)
+        if result is None:
+            continue
         results.append(result)
         if on_split_done is not None:
             on_split_done(result)
