@@ -16,15 +16,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
+from pmlbench import plugin_contract as contract
 from pmlbench import registry
 from pmlbench.bipartition import make_bipartition
 from pmlbench.datasets.dataset import Dataset
-from pmlbench.errors import PluginError, PmlbenchError
+from pmlbench.errors import PmlbenchError
 from pmlbench.metrics.base import CONVENTIONS, Metric, degenerate_rows
+from pmlbench.plugin_contract import check_method_output
 from pmlbench.protocol import SplitPlan, plan_splits
-from pmlbench.validation import check_label_matrix
 
 NATURAL_NOISE = "natural"
 
@@ -94,20 +94,17 @@ class ExperimentResult:
 
 def load_dataset(node: dict[str, Any]) -> Dataset:
     info = registry.get("dataset", node["name"])
-    dataset = info.load()(**ExperimentSpec.params(node))
-    if not isinstance(dataset, Dataset):
-        raise PluginError(f"{info.label} returned {type(dataset).__name__}, not a pmlbench Dataset")
-    return dataset
+    loader = info.load()
+    with contract.plugin_call(info, "loading the dataset"):
+        dataset = loader(**ExperimentSpec.params(node))
+    return contract.check_dataset(info, dataset)
 
 
 def load_metrics(names: list[str]) -> dict[str, Metric]:
     metrics = {}
     for name in names:
         info = registry.get("metric", name)
-        metric = info.load()
-        if not isinstance(metric, Metric):
-            raise PluginError(f"{info.label} is a {type(metric).__name__}, not a pmlbench Metric")
-        metrics[name] = metric
+        metrics[name] = contract.check_metric(info, info.load())
     return metrics
 
 
@@ -117,18 +114,10 @@ def make_candidates(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan) -> 
     if dataset.Y_candidates is not None:
         return dataset.Y_candidates[plan.train_idx]
     info = registry.get("noise", spec.noise["name"])
-    Y_cand = info.load()(Y_true, plan.noise_rng, **ExperimentSpec.params(spec.noise))
-    try:
-        Y_cand = check_label_matrix(Y_cand, what=f"output of {info.label}")
-    except PmlbenchError as exc:
-        raise PluginError(str(exc)) from None
-    if Y_cand.shape != Y_true.shape:
-        raise PluginError(f"{info.label} returned shape {Y_cand.shape}, expected {Y_true.shape}")
-    if np.any(Y_true > Y_cand):
-        raise PluginError(
-            f"{info.label} dropped true labels from candidate sets; a noise model may only add labels"
-        )
-    return Y_cand
+    noise = info.load()
+    with contract.plugin_call(info, "drawing candidate labels"):
+        Y_cand = noise(Y_true.copy(), plan.noise_rng, **ExperimentSpec.params(spec.noise))
+    return contract.check_noise_output(info, Y_true, Y_cand)
 
 
 def instantiate_method(node: dict[str, Any], random_state: int):
@@ -140,28 +129,11 @@ def instantiate_method(node: dict[str, Any], random_state: int):
         estimator = cls(**params)
     except TypeError as exc:
         raise PmlbenchError(f"cannot build method {node['name']!r}: {exc}") from None
-    for attr in ("fit", "decision_function"):
-        if not callable(getattr(estimator, attr, None)):
-            raise PluginError(f"{info.label} has no {attr}(); a method must be a scikit-learn "
-                              "style estimator with fit, decision_function and predict")
+    contract.check_method_api(info, estimator)
     if hasattr(estimator, "get_params") and "random_state" in estimator.get_params(deep=False):
         if estimator.get_params(deep=False)["random_state"] is None:
             estimator.set_params(random_state=random_state)
     return estimator, info
-
-
-def check_method_output(info, scores, Y_pred, shape) -> tuple[np.ndarray, np.ndarray]:
-    scores = np.asarray(scores.toarray() if sp.issparse(scores) else scores, dtype=np.float64)
-    if scores.shape != shape:
-        raise PluginError(f"{info.label} returned scores of shape {scores.shape}, expected {shape}")
-    if not np.all(np.isfinite(scores)):
-        raise PluginError(f"{info.label} returned NaN or infinite scores")
-    Y_pred = np.asarray(Y_pred.toarray() if sp.issparse(Y_pred) else Y_pred)
-    if Y_pred.shape != shape:
-        raise PluginError(f"{info.label} predicted labels of shape {Y_pred.shape}, expected {shape}")
-    if not np.isin(Y_pred, (0, 1)).all():
-        raise PluginError(f"{info.label} predicted values other than 0/1")
-    return scores, Y_pred.astype(np.uint8)
 
 
 # A fit hook returns (estimator, chosen params) or (estimator, chosen params, tuning record).
