@@ -1,0 +1,138 @@
+"""Calibrated label ranking with a virtual label, on credible labels (PARTICLE-VLS, Eq. 6-8).
+
+Binary problems (the paper's "virtual label splitting"): with credible labels C and
+non-candidates N = 1 - S,
+
+- pair (j, k), j < k: positives {i : C_ij = 1, N_ik = 1}, negatives {i : C_ik = 1, N_ij = 1};
+- label j against the virtual label V: positives {i : C_ij = 1}, negatives {i : N_ij = 1}.
+
+Non-credible candidates are on neither side. A problem with an empty side is not trained
+and casts no vote. Each problem is a linear SVM (scikit-learn's ``LinearSVC``, liblinear).
+Problems are grouped by their first label into tasks that joblib can spread over cores.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
+
+VIRTUAL = -1  # the second index of a label-vs-virtual problem
+_CHUNK_ENTRIES = 4_000_000  # decision values held at once while voting
+
+
+@dataclass
+class LinearModels:
+    """Stacked linear models: problem m is (first[m], second[m]) with coef row m."""
+
+    first: np.ndarray  # label whose side is the positive class
+    second: np.ndarray  # the other label, or VIRTUAL
+    coef: sp.csr_matrix  # problems x features
+    intercept: np.ndarray
+    accuracy: np.ndarray  # accuracy on the problem's own training subset
+    n_not_converged: int
+
+
+def _problems_of(j: int, credible: np.ndarray, noncand: np.ndarray):
+    """The training problems whose first label is j: pairs (j, k > j) and (j, V)."""
+    q = credible.shape[1]
+    for k in range(j + 1, q):
+        pos = credible[:, j] & noncand[:, k]
+        neg = credible[:, k] & noncand[:, j]
+        if pos.any() and neg.any():
+            yield k, pos, neg
+    pos, neg = credible[:, j], noncand[:, j]
+    if pos.any() and neg.any():
+        yield VIRTUAL, pos, neg
+
+
+def _fit_task(X, j, credible, noncand, svm_params):
+    """Fit every problem whose first label is j; rows of the stacked result."""
+    seconds, coefs, intercepts, accuracies, not_converged = [], [], [], [], 0
+    for k, pos, neg in _problems_of(j, credible, noncand):
+        rows = np.flatnonzero(pos | neg)
+        y = pos[rows].astype(np.int8)
+        Xs = X[rows]
+        svm = LinearSVC(**svm_params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svm.fit(Xs, y)
+        not_converged += int(np.max(svm.n_iter_) >= svm.max_iter)
+        seconds.append(k)
+        coefs.append(sp.csr_matrix(svm.coef_))
+        intercepts.append(float(svm.intercept_[0]))
+        accuracies.append(float(np.mean((svm.decision_function(Xs) > 0) == (y == 1))))
+    return j, seconds, coefs, intercepts, accuracies, not_converged
+
+
+def fit_clr(
+    X, credible: np.ndarray, candidates: np.ndarray, *, C: float = 1.0,
+    loss: str = "squared_hinge", max_iter: int = 1000, seed: int | None = None,
+    n_jobs: int | None = None,
+) -> LinearModels:
+    """Train all pairwise and label-vs-virtual linear SVMs that have data on both sides."""
+    credible = credible.astype(bool)
+    noncand = ~candidates.astype(bool)
+    svm_params = {"C": C, "loss": loss, "max_iter": max_iter, "random_state": seed}
+    if loss == "hinge":
+        svm_params["dual"] = True
+    tasks = Parallel(n_jobs=n_jobs)(
+        delayed(_fit_task)(X, j, credible, noncand, svm_params) for j in range(credible.shape[1])
+    )
+    first, second, coefs, intercepts, accuracies, not_converged = [], [], [], [], [], 0
+    for j, seconds, c, b, a, nc in tasks:
+        first += [j] * len(seconds)
+        second += seconds
+        coefs += c
+        intercepts += b
+        accuracies += a
+        not_converged += nc
+    coef = sp.vstack(coefs, format="csr") if coefs else sp.csr_matrix((0, X.shape[1]))
+    return LinearModels(
+        first=np.asarray(first, dtype=np.int64), second=np.asarray(second, dtype=np.int64),
+        coef=coef, intercept=np.asarray(intercepts), accuracy=np.asarray(accuracies),
+        n_not_converged=not_converged,
+    )
+
+
+def clr_votes(
+    models: LinearModels, X, n_labels: int, *, weighted: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Votes for each label (n x l) and for the virtual label (n,) (Eq. 7).
+
+    zeta_j = sum_k [model (j, k) prefers j] + [model (j, V) says +];
+    zeta_V = sum_j [model (j, V) says -]. A model prefers its positive side when its
+    decision value is > 0. ``weighted`` multiplies every vote by the model's training
+    accuracy (the authors' ``PAR_VLS.m``).
+    """
+    n = X.shape[0]
+    m = models.first.size
+    weight = models.accuracy if weighted else np.ones(m)
+    virtual = models.second == VIRTUAL
+    other = np.where(virtual, 0, models.second)
+    # problem -> label incidence: a positive decision votes for `first`, a negative one for
+    # `second` (pairs) or for V (virtual problems, counted separately).
+    to_first = sp.csr_matrix((weight, (np.arange(m), models.first)), shape=(m, n_labels))
+    to_second = sp.csr_matrix(
+        (np.where(virtual, 0.0, weight), (np.arange(m), other)), shape=(m, n_labels)
+    )
+    zeta = np.zeros((n, n_labels))
+    zeta_v = np.zeros(n)
+    step = max(1, _CHUNK_ENTRIES // max(m, 1))
+    coef_t = models.coef.T.tocsr()
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        block = X[start:stop]
+        block = block.toarray() if sp.issparse(block) else block
+        # dense block times sparse coefficients: scipy evaluates it as sparse x dense
+        D = np.asarray(block @ coef_t) if m else np.zeros((stop - start, 0))
+        positive = (D + models.intercept[None, :]) > 0
+        zeta[start:stop] = (to_first.T @ positive.T.astype(np.float64)).T
+        zeta[start:stop] += (to_second.T @ (~positive).T.astype(np.float64)).T
+        zeta_v[start:stop] = (~positive[:, virtual]).astype(np.float64) @ weight[virtual]
+    return zeta, zeta_v
