@@ -1,29 +1,107 @@
-"""The Hydra task function: one job of a run or a multirun."""
+"""The Hydra task function: one job of a run or a multirun.
+
+A job runs in Hydra's output directory with the result store (``results_store``), the
+shared-work cache (``cache_dir``) and a BLAS thread limit (``threads_per_job``) set up from
+the config. Inside a multirun a failing job is recorded and reported in one line, and the
+sweep goes on; a single run exits non-zero with a one-line message.
+"""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
 
-from pmlbench.app import config_to_dict, run_config
+from pmlbench.app import UNITS_FILE, UnitsFailed, config_to_dict, run_config
+from pmlbench.cache import using_cache_dir
 from pmlbench.console import console, results_table
 from pmlbench.errors import PmlbenchError
+from pmlbench.store import ResultStore
+from pmlbench.threads import limit_threads, threads_for_job
 
 
-def task(cfg: DictConfig) -> dict[str, float]:
-    """Run the configured experiment in the Hydra job's output directory."""
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
-    config = config_to_dict(cfg)
+def _path(value: Any, cwd: Path) -> Path | None:
+    """A configured directory, relative to the directory the command was started in."""
+    if value in (None, "", False):
+        return None
+    path = Path(str(value)).expanduser()
+    return path if path.is_absolute() else cwd / path
+
+
+def _in_process(hydra_cfg) -> bool:
+    return "BasicLauncher" in str(OmegaConf.select(hydra_cfg, "launcher._target_") or "")
+
+
+def _describe(overrides: list[str], out_dir: Path) -> str:
+    """The job's own overrides and what became of its units."""
+    text = " ".join(overrides) or out_dir.name
     try:
-        result = run_config(config, out_dir, quiet=bool(cfg.get("quiet", False)))
+        units = json.loads((out_dir / UNITS_FILE).read_text())["units"]
+    except (OSError, ValueError, KeyError):
+        return text
+    counts = Counter(u["status"] for u in units)
+    return text + ": " + ", ".join(f"{counts[s]} {s}" for s in ("computed", "cached", "failed")
+                                   if counts[s])
+
+
+def task(cfg: DictConfig) -> dict[str, float] | None:
+    """Run the configured experiment in the Hydra job's output directory."""
+    hydra_cfg = HydraConfig.get()
+    out_dir = Path(hydra_cfg.runtime.output_dir)
+    cwd = Path(hydra_cfg.runtime.cwd)
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    config = config_to_dict(cfg)
+    quiet = bool(config.get("quiet", False))
+    store_dir = _path(config.get("results_store"), cwd)
+    store = ResultStore(store_dir) if store_dir is not None else None
+    summary = None
+    try:
+        threads = threads_for_job(config.get("threads_per_job"),
+                                  OmegaConf.to_container(hydra_cfg.launcher, resolve=True))
+        with limit_threads(threads), using_cache_dir(_path(config.get("cache_dir"), cwd)):
+            result = run_config(
+                config, out_dir, quiet=quiet or (multirun and not _in_process(hydra_cfg)),
+                store=store, recompute=bool(config.get("recompute", False)), catch_failures=True,
+            )
+        summary = _report(config, result, out_dir, multirun)
+    except UnitsFailed as exc:
+        _error(str(exc))
+        if exc.result is not None and exc.result.splits:
+            summary = _report(config, exc.result, out_dir, multirun)
+        if not multirun:
+            raise SystemExit(exc.exit_code) from None
     except PmlbenchError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        raise SystemExit(2) from None
+        _error(str(exc))
+        if not multirun:
+            raise SystemExit(2) from None
+    finally:
+        if multirun and not quiet:
+            _sweep_line(Path(hydra_cfg.sweep.dir), out_dir, list(hydra_cfg.overrides.task))
+    return summary
+
+
+def _error(message: str) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+
+
+def _report(config: dict[str, Any], result, out_dir: Path, multirun: bool) -> dict[str, float]:
     records = result.records()
-    title = (f"{config['method']['name']} on {result.dataset_summary['name']} "
-             f"(noise {result.noise_name}, {config['metric_convention']} convention)")
-    console.print(results_table(records, title))
-    console.print(f"results: {out_dir / 'results.csv'}", highlight=False)
+    if not multirun:
+        title = (f"{config['method']['name']} on {result.dataset_summary['name']} "
+                 f"(noise {result.noise_name}, {config['metric_convention']} convention)")
+        console.print(results_table(records, title))
+    console.print(f"results: {out_dir / 'results.csv'}", highlight=False, soft_wrap=True)
     return records.groupby("metric")["value"].mean().to_dict()
+
+
+def _sweep_line(sweep_dir: Path, out_dir: Path, overrides: list[str]) -> None:
+    from pmlbench.sweep_progress import progress_line, sweep_status
+
+    status = sweep_status(sweep_dir)
+    if status is not None:
+        console.print(progress_line(status, _describe(overrides, out_dir)), soft_wrap=True)
