@@ -1,0 +1,132 @@
+"""Ridge regression on the candidate labels: the control for PML3ER's label recovery.
+
+``W = (XᵀX + lambda2 I)^{-1} Xᵀ Y`` with Y the candidate matrix: PML3ER's W-step (Li & Wang,
+IJCAI 2020, Eq. 17) with the confidences C fixed to the candidates, no enrichment and no
+recovery. Scores are ``X W``. :class:`RidgeSystem` is the factored W-step both methods use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from pmlbench.bipartition import ensure_nonempty
+from pmlbench.errors import PmlbenchError
+from pmlbench.methods._fitcache import LRUCache, fingerprint
+from pmlbench.validation import check_features, check_label_matrix
+
+SOLVERS = ("cholesky", "eigh")
+FORMS = ("auto", "primal", "dual")
+
+# Gram matrices and factorisations of recent training sets (an inner-CV fold is refitted
+# for every grid value of lambda2; the Gram matrix and eigendecomposition do not depend on it).
+_GRAMS = LRUCache(6)
+_FACTORS = LRUCache(4)
+
+
+def _gram(X, dual: bool) -> np.ndarray:
+    G = X @ X.T if dual else X.T @ X
+    return np.asarray(G.toarray() if sp.issparse(G) else G, dtype=np.float64)
+
+
+class RidgeSystem:
+    """The W-step ``(XᵀX + lambda2 I)^{-1} Xᵀ C`` (Eq. 17), factored once for many C.
+
+    The primal form factors the d x d matrix ``XᵀX + lambda2 I``; the dual form (default
+    when n < d) factors the n x n matrix ``XXᵀ + lambda2 I`` and returns
+    ``Xᵀ (XXᵀ + lambda2 I)^{-1} C``, the same W. ``solver="cholesky"`` factors each lambda2
+    (cheapest for one or two values); ``"eigh"`` eigendecomposes the Gram matrix once per
+    training set and serves every lambda2 from it (cheaper for long grids). Sparse X stays
+    sparse: only the Gram matrix is dense.
+    """
+
+    def __init__(self, X, lambda2: float, *, solver: str = "cholesky", form: str = "auto",
+                 key: str | None = None):
+        if not np.isfinite(lambda2) or lambda2 <= 0:
+            raise PmlbenchError(f"lambda2 = {lambda2} must be a positive number, e.g. lambda2=10")
+        if solver not in SOLVERS:
+            raise PmlbenchError(f"unknown w_solver {solver!r}; use one of {list(SOLVERS)}")
+        if form not in FORMS:
+            raise PmlbenchError(f"unknown W-step form {form!r}; use one of {list(FORMS)}")
+        n, d = X.shape
+        self.X = X
+        self.dual = (n < d) if form == "auto" else form == "dual"
+        self.lambda2 = float(lambda2)
+        self.solver = solver
+        key = key or fingerprint(X)
+        G, self.gram_cached = _GRAMS.get_or_compute((key, self.dual), lambda: _gram(X, self.dual))
+        if solver == "cholesky":
+            def factor():
+                A = G + self.lambda2 * np.eye(G.shape[0])
+                return scipy.linalg.cho_factor(A, lower=True, overwrite_a=True,
+                                               check_finite=False)
+            self._factor, self.factor_cached = _FACTORS.get_or_compute(
+                (key, self.dual, "cholesky", self.lambda2), factor)
+        else:
+            def decompose():
+                s, Q = scipy.linalg.eigh(G, check_finite=False, driver="evd")
+                return np.clip(s, 0.0, None), Q
+            self._factor, self.factor_cached = _FACTORS.get_or_compute(
+                (key, self.dual, "eigh"), decompose)
+
+    def _inverse_times(self, B: np.ndarray) -> np.ndarray:
+        if self.solver == "cholesky":
+            return scipy.linalg.cho_solve(self._factor, B, check_finite=False)
+        s, Q = self._factor
+        return Q @ ((Q.T @ B) / (s + self.lambda2)[:, None])
+
+    def solve(self, C: np.ndarray) -> np.ndarray:
+        """W (d x l) for targets C (n x l)."""
+        if self.dual:
+            return np.asarray(self.X.T @ self._inverse_times(C))
+        return self._inverse_times(np.asarray(self.X.T @ C))
+
+
+def threshold_labels(scores: np.ndarray, threshold: float, allow_empty: bool) -> np.ndarray:
+    """Labels scored at least ``threshold``; the top label when none is (unless allowed)."""
+    Y_pred = (scores >= threshold).astype(np.uint8)
+    return Y_pred if allow_empty else ensure_nonempty(Y_pred, scores)
+
+
+class Ridge(BaseEstimator):
+    """Least squares on the candidate labels (PML3ER's W-step with C = Y, Eq. 17).
+
+    Args:
+        lambda2: ridge penalty (tuned over {10, 100} by default, as PML3ER's).
+        w_solver: "cholesky" (factor per lambda2) or "eigh" (one eigendecomposition for all).
+        threshold, allow_empty: the rule of ``predict`` (score >= threshold; an instance with
+            no label above it gets its top-scored label unless allow_empty).
+    """
+
+    default_tuning_grid = {"lambda2": [10, 100]}
+    default_bipartition = {"rule": "threshold", "threshold": 0.5, "allow_empty": False}
+
+    def __init__(self, lambda2: float = 10.0, w_solver: str = "cholesky",
+                 threshold: float = 0.5, allow_empty: bool = False):
+        self.lambda2 = lambda2
+        self.w_solver = w_solver
+        self.threshold = threshold
+        self.allow_empty = allow_empty
+
+    def fit(self, X, Y) -> Ridge:
+        """Solve Eq. 17 with C = Y."""
+        X = check_features(X)
+        Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
+        system = RidgeSystem(X, float(self.lambda2), solver=self.w_solver)
+        self.W_ = system.solve(Y.astype(np.float64))
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``X W`` (n x l)."""
+        X = check_features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise PmlbenchError(f"X has {X.shape[1]} features but the model was fitted on "
+                                f"{self.n_features_in_}; use the same feature columns")
+        return np.asarray(X @ self.W_)
+
+    def predict(self, X) -> np.ndarray:
+        """Threshold the scores (see ``threshold`` and ``allow_empty``)."""
+        return threshold_labels(self.decision_function(X), self.threshold, self.allow_empty)
