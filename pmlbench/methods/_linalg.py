@@ -1,0 +1,47 @@
+"""Proximal operators and small linear-algebra helpers shared by the linear PML methods.
+
+- :func:`soft_threshold`: the proximal operator of ``tau * ||A||_1`` (entry-wise shrinkage).
+- The proximal operator of the trace norm (singular value thresholding) is
+  :func:`pmlbench.methods.pml3er.svt`.
+- :class:`SymmetricSolver`: solves ``(G + c I) Z = B`` for many shifts ``c`` from one
+  eigendecomposition of the symmetric PSD matrix ``G``, as the ALM solvers need when the
+  penalty grows.
+- :func:`with_bias`: append a column of ones, keeping sparse input sparse.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+
+def soft_threshold(A: np.ndarray, tau: float) -> np.ndarray:
+    """``sign(A) * max(|A| - tau, 0)``, the minimiser of ``tau*||Z||_1 + 0.5*||Z - A||_F^2``."""
+    return np.sign(A) * np.maximum(np.abs(A) - tau, 0.0)
+
+
+class SymmetricSolver:
+    """Solve ``(G + c I) Z = B`` for any shift ``c > -min eig(G)`` with one eigendecomposition."""
+
+    def __init__(self, G: np.ndarray):
+        eigenvalues, self.Q = scipy.linalg.eigh(G, check_finite=False)
+        self.eigenvalues = np.clip(eigenvalues, 0.0, None)  # G is PSD; clip round-off
+
+    def solve(self, B: np.ndarray, shift: float) -> np.ndarray:
+        """``(G + shift I)^{-1} B`` for a matrix ``B`` with ``G``'s row count."""
+        return self.Q @ ((self.Q.T @ B) / (self.eigenvalues + shift)[:, None])
+
+
+def with_bias(X) -> np.ndarray | sp.csr_matrix:
+    """``[X, 1]``: X with a trailing column of ones (CSR stays CSR)."""
+    ones = np.ones((X.shape[0], 1))
+    if sp.issparse(X):
+        return sp.hstack([X, sp.csr_matrix(ones)], format="csr")
+    return np.hstack([X, ones])
+
+
+def gram(A) -> np.ndarray:
+    """``AᵀA`` as a dense array, for dense or sparse ``A``."""
+    G = A.T @ A
+    return G.toarray() if sp.issparse(G) else np.asarray(G)
