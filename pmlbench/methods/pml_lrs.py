@@ -1,0 +1,163 @@
+"""PML-LRS, an approximate re-implementation of Sun, Feng, Wang, Lang & Jin (AAAI 2019),
+"Partial multi-label learning by low-rank and sparse decomposition", trained on candidate
+labels.
+
+No code of the authors is public and the objective below is a reconstruction from the
+paper's abstract (not verified against the paper's equations): the candidate matrix S is
+split into a low-rank ground-truth part Y and a sparse irrelevant-label part E, and a linear
+map W (features with a bias column) is fitted to Y with a trace-norm penalty on W::
+
+    min_{W,Y,E} ½‖XW − Y‖²_F + λ_W‖W‖_* + λ_Y‖Y‖_* + λ_E‖E‖_1   s.t.  S = Y + E
+
+It is solved by the inexact augmented Lagrangian method with the splits J = W and Z = Y.
+Scores are ``XW``; a label is predicted when its score is at least ``threshold`` (0.5).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator
+from threadpoolctl import threadpool_limits
+
+from pmlbench.errors import PmlbenchError
+from pmlbench.methods._linalg import SymmetricSolver, gram, soft_threshold, with_bias
+from pmlbench.methods.pml3er import svt
+from pmlbench.validation import check_features, check_label_matrix
+
+
+@dataclass
+class LrsResult:
+    """Output of :func:`pml_lrs_alm`: primal and dual variables and the residual history."""
+
+    W: np.ndarray
+    Y: np.ndarray
+    E: np.ndarray
+    multipliers: tuple[np.ndarray, np.ndarray, np.ndarray]
+    n_iter: int
+    converged: bool
+    residuals: list[float]
+
+
+def pml_lrs_objective(X, S: np.ndarray, W: np.ndarray, Y: np.ndarray, lambda_w: float,
+                      lambda_y: float, lambda_e: float) -> float:
+    """The reconstructed objective at a feasible point (E = S − Y)."""
+    fit = 0.5 * np.sum((np.asarray(X @ W) - Y) ** 2)
+    return float(fit + lambda_w * scipy.linalg.svdvals(W).sum()
+                 + lambda_y * scipy.linalg.svdvals(Y).sum() + lambda_e * np.abs(S - Y).sum())
+
+
+def pml_lrs_alm(X, S: np.ndarray, lambda_w: float, lambda_y: float, lambda_e: float, *,
+                max_iter: int = 500, mu: float = 1e-4, rho: float = 1.1, mu_max: float = 1e10,
+                tol: float = 1e-6) -> LrsResult:
+    """Inexact ALM for the reconstructed PML-LRS objective.
+
+    Multipliers Λ1 (S = Y + E), Λ2 (W = J), Λ3 (Y = Z). Each iteration::
+
+        J ← SVT_{λ_W/μ}(W + Λ2/μ)             Z ← SVT_{λ_Y/μ}(Y + Λ3/μ)
+        W ← (XᵀX + μI)⁻¹(XᵀY + μJ − Λ2)
+        Y ← (XW + Λ1 − Λ3 + μ(S − E) + μZ) / (1 + 2μ)
+        E ← soft_{λ_E/μ}(S − Y + Λ1/μ)
+        Λ1 += μ(S − Y − E),  Λ2 += μ(W − J),  Λ3 += μ(Y − Z),  μ ← min(ρμ, μ_max)
+
+    Stops when all three residuals are below ``tol * ‖S‖_F``.
+    """
+    n, q = S.shape
+    p = X.shape[1]
+    solver = SymmetricSolver(gram(X))
+    W = np.zeros((p, q))
+    Y = np.zeros((n, q))
+    E = np.zeros((n, q))
+    L1, L2, L3 = np.zeros((n, q)), np.zeros((p, q)), np.zeros((n, q))
+    scale = max(np.linalg.norm(S), 1.0)
+    residuals: list[float] = []
+    converged = False
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        J = svt(W + L2 / mu, lambda_w / mu)
+        Z = svt(Y + L3 / mu, lambda_y / mu)
+        W = solver.solve(np.asarray(X.T @ Y) + mu * J - L2, mu)
+        XW = np.asarray(X @ W)
+        Y = (XW + L1 - L3 + mu * (S - E) + mu * Z) / (1 + 2 * mu)
+        E = soft_threshold(S - Y + L1 / mu, lambda_e / mu)
+        r1, r2, r3 = S - Y - E, W - J, Y - Z
+        L1 += mu * r1
+        L2 += mu * r2
+        L3 += mu * r3
+        mu = min(rho * mu, mu_max)
+        residual = max(np.linalg.norm(r1), np.linalg.norm(r2), np.linalg.norm(r3)) / scale
+        residuals.append(float(residual))
+        if residual < tol:
+            converged = True
+            break
+    return LrsResult(W=W, Y=Y, E=E, multipliers=(L1, L2, L3), n_iter=n_iter,
+                     converged=converged, residuals=residuals)
+
+
+class PMLLRS(BaseEstimator):
+    """PML-LRS (approximate re-implementation of Sun et al., AAAI 2019).
+
+    Args:
+        lambda_w: λ_W, trace-norm weight on the linear map W (features to labels).
+        lambda_y: λ_Y, trace-norm weight on the recovered ground-truth label matrix Y.
+        lambda_e: λ_E, ℓ1 weight on E, the irrelevant labels removed from the candidates.
+            Below about 1 it lets a candidate label the model cannot fit move into E.
+        max_iter: ALM iterations at most.
+        threshold: a label is predicted when its score ``XW`` is at least this.
+        blas_threads: BLAS threads during fit and predict (None: no limit).
+    """
+
+    default_bipartition = {"rule": "threshold", "threshold": 0.5}
+
+    def __init__(self, lambda_w: float = 1.0, lambda_y: float = 1.0, lambda_e: float = 0.1,
+                 max_iter: int = 500, threshold: float = 0.5, blas_threads: int | None = 1):
+        self.lambda_w = lambda_w
+        self.lambda_y = lambda_y
+        self.lambda_e = lambda_e
+        self.max_iter = max_iter
+        self.threshold = threshold
+        self.blas_threads = blas_threads
+
+    def _check_params(self) -> None:
+        for name in ("lambda_w", "lambda_y", "lambda_e"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                raise PmlbenchError(f"method.{name} must be a non-negative number, got {value!r}")
+        if not isinstance(self.max_iter, int) or self.max_iter < 1:
+            raise PmlbenchError(f"method.max_iter must be a positive integer, got {self.max_iter!r}")
+
+    def fit(self, X, Y) -> PMLLRS:
+        """Solve the reconstructed objective on the candidate labels ``Y``."""
+        self._check_params()
+        start = time.perf_counter()
+        X = check_features(X)
+        S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0]).astype(np.float64)
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            result = pml_lrs_alm(with_bias(X), S, float(self.lambda_w), float(self.lambda_y),
+                                 float(self.lambda_e), max_iter=int(self.max_iter))
+        self.coef_ = result.W
+        self.n_features_in_ = X.shape[1]
+        self.diagnostics_ = {
+            "n_iter": result.n_iter, "converged": result.converged,
+            "residual": result.residuals[-1],
+            "nnz_E": int(np.count_nonzero(result.E)),
+            "fit_seconds": round(time.perf_counter() - start, 3),
+        }
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``[X, 1] W`` (n x q)."""
+        X = check_features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise PmlbenchError(f"PML-LRS was fitted on {self.n_features_in_} features, got "
+                                f"{X.shape[1]}; use the same feature space for test data")
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            return np.asarray(with_bias(X) @ self.coef_)
+
+    def predict(self, X) -> np.ndarray:
+        """Labels whose score is at least ``threshold``."""
+        return (self.decision_function(X) >= self.threshold).astype(np.uint8)
