@@ -1,0 +1,78 @@
+"""``pmlbench report DIR [DIR...]``: tables, statistics, figures and a summary from results.
+
+Reads every results.csv under the given run or multirun directories and writes into
+``--out``: table2.{md,tex,csv} (mean ± std per PML dataset and method), with ``--reference``
+wtl.{md,tex,csv} (win/tie/loss), stats.md and CSVs of the tests across datasets, figures
+under plots/ and summary.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from pmlbench.errors import PmlbenchError
+from pmlbench.report import ReportOptions, build_report, print_report, write_report
+from pmlbench.report.build import POSTHOCS
+from pmlbench.stats.multiple import CORRECTIONS
+from pmlbench.stats.paired import TESTS
+
+
+def _where(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected COLUMN=VALUE, got {text!r}")
+    return key, value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pmlbench report", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dirs", nargs="+", metavar="DIR",
+                   help="run or multirun directories (searched recursively for results.csv)")
+    p.add_argument("--out", default="report", help="output directory (default: ./report)")
+    p.add_argument("--reference", metavar="METHOD",
+                   help="method compared with every other one (win/tie/loss, Wilcoxon, "
+                        "Holm vs control)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    p.add_argument("--test", choices=TESTS, default="ttest",
+                   help="per-dataset test: ttest = paired t-test (paper), corrected = "
+                        "Nadeau-Bengio corrected resampled t-test")
+    p.add_argument("--correction", choices=CORRECTIONS, default="none",
+                   help="multiple-testing correction over all win/tie/loss tests (none)")
+    p.add_argument("--posthoc", choices=POSTHOCS, default="nemenyi",
+                   help="post-hoc test after Friedman for the summary and CD diagrams")
+    p.add_argument("--metrics", nargs="+", metavar="METRIC",
+                   help="metrics to report, in this order (default: all)")
+    p.add_argument("--where", action="append", type=_where, default=[],
+                   metavar="COLUMN=VALUE",
+                   help="keep only rows with this value (repeatable), e.g. convention=zhang")
+    p.add_argument("--sensitivity", nargs="+", metavar="PARAM",
+                   help="method parameters to draw sensitivity curves for (default: any "
+                        "parameter swept over >= 3 values at a fixed noise level)")
+    p.add_argument("--digits", type=int, default=3, help="decimals in the tables (3)")
+    p.add_argument("--no-plots", action="store_true", help="skip figures (no matplotlib needed)")
+    p.add_argument("--quiet", action="store_true", help="print only the written directory")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    options = ReportOptions(
+        reference=args.reference, alpha=args.alpha, test=args.test, correction=args.correction,
+        posthoc=args.posthoc, metrics=args.metrics, where=dict(args.where),
+        plots=not args.no_plots, sensitivity=args.sensitivity, digits=args.digits)
+    report = build_report(args.dirs, options)
+    console = Console()
+    err = Console(stderr=True)
+    if not args.quiet:
+        print_report(report, console)
+    for line in report.warnings:
+        err.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
+    try:
+        written = write_report(report, args.out)
+    except OSError as exc:
+        raise PmlbenchError(f"cannot write the report into {args.out}: {exc}") from None
+    console.print(f"wrote {len(written)} files into {args.out}", highlight=False)
+    return 0

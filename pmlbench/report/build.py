@@ -1,0 +1,284 @@
+"""Building a report from result directories and writing it: the API behind
+``pmlbench report``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from rich.console import Console
+
+from pmlbench.atomic import atomic_write_text
+from pmlbench.errors import PmlbenchError
+from pmlbench.report import plots, summary, table2, wtl_table
+from pmlbench.report.across import (
+    MetricRanks,
+    friedman_frame,
+    rank_tests,
+    ranks_frame,
+    wilcoxon_tests,
+)
+from pmlbench.report.prepare import Prepared, prepare
+from pmlbench.report.render import markdown_table, metric_name
+from pmlbench.report.sources import LoadedResults, load_results
+from pmlbench.stats.multiple import CORRECTIONS
+from pmlbench.stats.paired import TESTS
+from pmlbench.stats.wtl import UNTESTED, Comparisons, compare_with_reference, win_tie_loss
+
+POSTHOCS = ("nemenyi", "holm")
+
+
+@dataclass
+class ReportOptions:
+    """What to compute; the defaults reproduce the paper's protocol.
+
+    Attributes:
+        reference: method whose win/tie/loss against every other method is counted.
+        alpha: significance level of every test.
+        test: ``"ttest"`` (paper) or ``"corrected"`` (Nadeau-Bengio) per PML dataset.
+        correction: ``"none"`` (paper) or ``"holm"`` over all win/tie/loss tests.
+        posthoc: ``"nemenyi"`` or ``"holm"`` after the Friedman test (summary, CD bars).
+        metrics: metrics to report, in order (default: all, in results order).
+        where: column -> value filters applied before anything else.
+        plots: draw figures (needs matplotlib).
+        sensitivity: method parameters to draw sensitivity curves for (None: detect).
+        digits: decimals in the tables.
+    """
+
+    reference: str | None = None
+    alpha: float = 0.05
+    test: str = "ttest"
+    correction: str = "none"
+    posthoc: str = "nemenyi"
+    metrics: list[str] | None = None
+    where: dict[str, str] = field(default_factory=dict)
+    plots: bool = True
+    sensitivity: list[str] | None = None
+    digits: int = 3
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise PmlbenchError(f"alpha must lie in (0, 1), got {self.alpha}")
+        for name, value, allowed in (("test", self.test, TESTS),
+                                     ("correction", self.correction, CORRECTIONS),
+                                     ("posthoc", self.posthoc, POSTHOCS)):
+            if value not in allowed:
+                raise PmlbenchError(f"unknown {name} {value!r}; use one of {list(allowed)}")
+        if not 0 <= self.digits <= 10:
+            raise PmlbenchError(f"digits must be between 0 and 10, got {self.digits}")
+
+
+@dataclass
+class Report:
+    """Everything a report shows, as data."""
+
+    options: ReportOptions
+    loaded: LoadedResults
+    prepared: Prepared
+    table2: pd.DataFrame
+    comparisons: Comparisons | None
+    wtl: pd.DataFrame | None
+    ranks: dict[str, MetricRanks]
+    wilcoxon: pd.DataFrame | None
+    notes: list[str]
+    warnings: list[str]
+
+
+def _unmatched_warnings(comparisons: Comparisons) -> list[str]:
+    lines = []
+    unmatched = comparisons.unmatched
+    for (baseline, dataset, level, only), rows in unmatched.groupby(
+            ["baseline", "dataset", "level", "only_in"], sort=False):
+        pairs = sorted(set(zip(rows["seed"], rows["split"], strict=True)))
+        shown = ", ".join(f"seed {s} split {p}" for s, p in pairs[:6])
+        more = f" and {len(pairs) - 6} more" if len(pairs) > 6 else ""
+        metrics = rows["metric"].nunique()
+        lines.append(f"{comparisons.reference} vs {baseline} on {dataset} ({level}): "
+                     f"{len(pairs)} splits only in {only} ({shown}{more}; {metrics} metrics); "
+                     "left out of the paired test, see unmatched.csv")
+    untested = comparisons.comparisons[comparisons.comparisons["outcome"] == UNTESTED]
+    for (baseline, dataset, level), rows in untested.groupby(["baseline", "dataset", "level"],
+                                                             sort=False):
+        lines.append(f"{comparisons.reference} vs {baseline} on {dataset} ({level}): fewer than "
+                     f"2 matched splits for {len(rows)} metrics; not tested and not counted in "
+                     "win/tie/loss")
+    return lines
+
+
+def build_report(paths: Iterable[str | Path], options: ReportOptions | None = None) -> Report:
+    """Read results under ``paths`` and compute tables and tests (nothing is written)."""
+    options = options or ReportOptions()
+    if options.plots:
+        plots.require_matplotlib()
+    loaded = load_results(paths)
+    prepared = prepare(loaded.records, metrics=options.metrics, reference=options.reference,
+                       where=options.where)
+    notes, warnings = list(prepared.notes), []
+    comparisons = wtl = wilcoxon = None
+    reference = prepared.methods[0] if options.reference is not None else None
+    if reference is not None:
+        if len(prepared.methods) < 2:
+            raise PmlbenchError(f"only {reference} has results; win/tie/loss needs other methods")
+        comparisons = compare_with_reference(
+            prepared.records, reference, prepared.directions, test=options.test,
+            alpha=options.alpha, correction=options.correction, baselines=prepared.methods[1:])
+        wtl = win_tie_loss(comparisons.comparisons, prepared.metrics)
+        warnings += _unmatched_warnings(comparisons)
+        wilcoxon = wilcoxon_tests(prepared, reference, options.alpha, options.correction)
+    ranks = rank_tests(prepared, options.alpha, reference, notes)
+    for row in loaded.failures.itertuples(index=False):
+        warnings.append(f"failed: {row.unit}: {row.error} ({row.path})")
+    for run_dir in loaded.incomplete:
+        warnings.append(f"incomplete run (no results.csv): {run_dir}")
+    return Report(options, loaded, prepared, table2.summarise(prepared, options.digits),
+                  comparisons, wtl, ranks, wilcoxon, notes, warnings)
+
+
+def stats_markdown(report: Report) -> str:
+    """Friedman, post-hoc and Wilcoxon results as Markdown."""
+    alpha, reference = report.options.alpha, report.comparisons and report.comparisons.reference
+    parts = ["# Tests across PML datasets\n\n",
+             "Blocks are PML datasets (dataset x noise level), each summarised by its mean over "
+             "splits; ranks follow each metric's direction (1 = best, ties share the average "
+             f"rank). alpha = {alpha:g}.\n"]
+    for metric, r in report.ranks.items():
+        f = r.friedman
+        parts.append(f"\n## {metric_name(metric)}\n\n"
+                     f"Friedman chi2_F = {f.chi2:.3f} (p = {f.pvalue:.3g}), Iman-Davenport "
+                     f"F_F = {f.f_statistic:.3f} (p = {f.f_pvalue:.3g}); k = {f.k} methods, "
+                     f"N = {f.n_blocks} PML datasets; Nemenyi CD = {r.critical_difference:.3f}."
+                     "\n\n")
+        order = sorted(zip(f.average_ranks, f.methods, strict=True))
+        parts.append(markdown_table(["method", "average rank"],
+                                    [[m, f"{rank:.3f}"] for rank, m in order], ["l", "r"]))
+        significant = r.pairwise[r.pairwise["significant_nemenyi"] | r.pairwise[
+            "significant_holm"]]
+        if len(significant):
+            parts.append("\nSignificantly different pairs:\n\n" + markdown_table(
+                ["method", "method", "rank difference", "p (Nemenyi)", "p (Holm)"],
+                [[s.method_a, s.method_b, f"{abs(s.rank_a - s.rank_b):.3f}",
+                  f"{s.p_nemenyi:.3g}", f"{s.p_holm:.3g}"]
+                 for s in significant.itertuples(index=False)], ["l", "l", "r", "r", "r"]))
+        if r.control is not None:
+            parts.append(f"\nHolm post-hoc against {reference}:\n\n" + markdown_table(
+                ["method", "average rank", "z", "p", "p (Holm)", "significant"],
+                [[c.method, f"{c.rank:.3f}", f"{c.z:.3f}", f"{c.p:.3g}", f"{c.p_holm:.3g}",
+                  "yes" if c.significant_holm else "no"]
+                 for c in r.control.itertuples(index=False)], ["l", "r", "r", "r", "r", "l"]))
+    if report.wilcoxon is not None and len(report.wilcoxon):
+        parts.append(f"\n## Wilcoxon signed-rank test of {reference} across PML datasets\n\n")
+        parts.append(markdown_table(
+            ["vs", "metric", "datasets", "reference better", "baseline better", "p",
+             "p adjusted", "outcome"],
+            [[w.baseline, metric_name(w.metric), str(w.n_datasets), str(w.reference_better),
+              str(w.baseline_better), f"{w.pvalue:.3g}", f"{w.p_adjusted:.3g}", w.outcome]
+             for w in report.wilcoxon.itertuples(index=False)],
+            ["l", "l", "r", "r", "r", "r", "r", "l"]))
+    return "".join(parts)
+
+
+def summary_markdown(report: Report) -> str:
+    """The plain-language summary."""
+    p, options = report.prepared, report.options
+    lines = ["# Summary\n",
+             f"{len(report.loaded.files)} result files; {p.records['dataset'].nunique()} "
+             f"datasets, {len(p.blocks)} PML datasets (dataset x noise level), "
+             f"{len(p.methods)} methods ({', '.join(p.methods)}), metrics: "
+             f"{', '.join(metric_name(m) for m in p.metrics)}."]
+    if report.comparisons is not None:
+        lines.append("\n## Win/tie/loss per PML dataset")
+        lines += summary.wtl_sentences(report.comparisons, p.metrics)
+    else:
+        lines.append("\nNo reference method given: pass --reference METHOD for win/tie/loss.")
+    if report.ranks:
+        lines.append("\n## Ranks across PML datasets\n")
+        lines += summary.rank_sentences(report.ranks, options.alpha, options.posthoc,
+                                        report.comparisons and report.comparisons.reference)
+    if report.wilcoxon is not None and len(report.wilcoxon):
+        lines.append("")
+        lines += summary.wilcoxon_sentences(report.wilcoxon, report.comparisons.reference,
+                                            options.alpha)
+    if report.warnings or report.notes:
+        lines.append("\n## Warnings and notes\n")
+        lines += [f"- {w}" for w in [*report.warnings, *report.notes]]
+    return "\n".join(lines) + "\n"
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    atomic_write_text(path, frame.to_csv(index=False))
+    return path
+
+
+def _write_text(text: str, path: Path) -> Path:
+    atomic_write_text(path, text)
+    return path
+
+
+def write_report(report: Report, out_dir: str | Path) -> list[Path]:
+    """Write tables, test results, the summary and figures into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    p, digits = report.prepared, report.options.digits
+    written = [
+        _write_text(table2.to_markdown(p, report.table2, digits), out / "table2.md"),
+        _write_text(table2.to_latex(p, report.table2, digits), out / "table2.tex"),
+        _write_csv(report.table2, out / "table2.csv"),
+    ]
+    if report.comparisons is not None:
+        written += [
+            _write_text(wtl_table.to_markdown(report.wtl, report.comparisons), out / "wtl.md"),
+            _write_text(wtl_table.to_latex(report.wtl, report.comparisons), out / "wtl.tex"),
+            _write_csv(report.wtl, out / "wtl.csv"),
+            _write_csv(report.comparisons.comparisons, out / "comparisons.csv"),
+            _write_csv(report.comparisons.unmatched, out / "unmatched.csv"),
+            _write_csv(report.wilcoxon, out / "wilcoxon.csv"),
+        ]
+    written += [
+        _write_text(stats_markdown(report), out / "stats.md"),
+        _write_csv(ranks_frame(report.ranks), out / "ranks.csv"),
+        _write_csv(friedman_frame(report.ranks, report.options.alpha), out / "friedman.csv"),
+        _write_csv(pd.concat([r.pairwise.assign(metric=m) for m, r in report.ranks.items()],
+                             ignore_index=True) if report.ranks else pd.DataFrame(),
+                   out / "posthoc.csv"),
+        _write_csv(report.loaded.failures, out / "failures.csv"),
+        _write_text(summary_markdown(report), out / "summary.md"),
+    ]
+    if report.options.plots:
+        written += draw_figures(report, out / "plots")
+    return written
+
+
+def draw_figures(report: Report, out_dir: Path) -> list[Path]:
+    """CD diagrams, noise curves and sensitivity curves (SVG and PNG)."""
+    from pmlbench.stats.friedman import nonsignificant_groups
+
+    paths: list[Path] = []
+    for metric, r in report.ranks.items():
+        pairs = r.pairwise
+        flag = "significant_holm" if report.options.posthoc == "holm" else "significant_nemenyi"
+        different = {frozenset((a, b)) for a, b, s in zip(pairs["method_a"], pairs["method_b"],
+                                                          pairs[flag], strict=True) if s}
+        groups = nonsignificant_groups(list(r.friedman.methods), r.friedman.average_ranks,
+                                       lambda a, b, d=different: frozenset((a, b)) in d)
+        how = ("Holm" if report.options.posthoc == "holm" else "Nemenyi")
+        title = (f"{metric_name(metric)}: average ranks over {r.friedman.n_blocks} PML datasets\n"
+                 f"bars join methods not significantly different ({how}, "
+                 f"alpha {report.options.alpha:g})")
+        paths += plots.cd_diagram(r.friedman.methods, r.friedman.average_ranks,
+                                  r.critical_difference, groups, title, out_dir, f"cd_{metric}")
+    paths += plots.noise_curves(report.prepared, report.table2, out_dir)
+    sweeps = plots.sensitivity_params(report.prepared, report.options.sensitivity)
+    paths += plots.sensitivity_curves(report.prepared, sweeps, out_dir)
+    return paths
+
+
+def print_report(report: Report, console: Console | None = None) -> None:
+    """Table 2, Table 3 and the summary in the terminal (rich)."""
+    console = console or Console()
+    for table in table2.to_rich(report.prepared, report.table2, report.options.digits):
+        console.print(table)
+    if report.comparisons is not None:
+        console.print(wtl_table.to_rich(report.wtl, report.comparisons))
+    console.print(summary_markdown(report), highlight=False, markup=False, soft_wrap=True)

@@ -1,0 +1,223 @@
+"""From raw results.csv rows to the frame every table and test reads.
+
+Adds three columns: ``level`` (the noise level of a PML dataset, e.g. ``rate=1``, or
+``natural`` for datasets with natural candidate labels), ``method`` (a label that tells
+apart configurations of the same method, e.g. ``mlknn[k=5]``; the plugin name moves to
+``method_name``) and checks that the rows can be compared: one metric convention, one
+direction per metric, and no conflicting duplicates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from pmlbench.errors import PmlbenchError
+from pmlbench.experiment import NATURAL_NOISE
+
+KEY = ["dataset", "level", "method", "seed", "split", "metric"]
+NOISE_PREFIX = "noise_"
+PARAM_PREFIX = "param_"
+
+
+@dataclass
+class Prepared:
+    """Comparable results and their axes.
+
+    Attributes:
+        records: one row per (dataset, level, method, seed, split, metric).
+        metrics: metric names in report order.
+        directions: metric -> higher_is_better.
+        methods: method labels (the reference first when given).
+        blocks: (dataset, level) pairs: the PML datasets, in row order.
+        level_values: level -> {noise parameter: numeric value} (for plots).
+        notes: things the reader of the report should know (duplicates dropped, ...).
+    """
+
+    records: pd.DataFrame
+    metrics: list[str]
+    directions: dict[str, bool]
+    methods: list[str]
+    blocks: list[tuple[str, str]]
+    level_values: dict[str, dict[str, float]]
+    notes: list[str] = field(default_factory=list)
+
+
+def format_value(value) -> str:
+    """Short text for a parameter value: 1.0 -> "1", 0.001 -> "0.001", True -> "true"."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value)).lower()
+    if isinstance(value, (float, np.floating)):
+        if np.isnan(value):
+            return "none"
+        return str(int(value)) if float(value).is_integer() else f"{float(value):g}"
+    return str(value)
+
+
+def _as_bool(series: pd.Series, what: str) -> pd.Series:
+    text = series.astype(str).str.strip().str.lower()
+    if not text.isin(["true", "false", "1", "0", "1.0", "0.0"]).all():
+        raise PmlbenchError(f"column {what} holds values other than true/false; "
+                            "regenerate the results.csv")
+    return text.isin(["true", "1", "1.0"])
+
+
+def apply_filters(records: pd.DataFrame, where: dict[str, str]) -> pd.DataFrame:
+    """Keep rows whose column equals the given text (``--where column=value``)."""
+    for column, wanted in where.items():
+        if column not in records.columns:
+            raise PmlbenchError(f"--where names column {column!r}, which no results.csv has; "
+                                f"columns: {sorted(records.columns)}")
+        values = records[column]
+        keep = values.map(format_value) == format_value(_parse_number(wanted))
+        keep |= values.astype(str) == wanted
+        records = records[keep]
+        if records.empty:
+            raise PmlbenchError(f"no results left after --where {column}={wanted}")
+    return records
+
+
+def _parse_number(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def noise_levels(records: pd.DataFrame) -> tuple[pd.Series, dict[str, dict[str, float]], dict]:
+    """The level label of every row, each level's numeric parameters, and a sort key."""
+    columns = sorted(c for c in records.columns if c.startswith(NOISE_PREFIX))
+    noise = records["noise"].astype(str)
+    named = set(noise[noise != NATURAL_NOISE])
+    combos = records[["noise", *columns]].drop_duplicates()
+    labels, values, order = {}, {}, {}
+    for row in combos.itertuples(index=False):
+        name, params = str(row[0]), {c[len(NOISE_PREFIX):]: v for c, v in zip(columns, row[1:],
+                                                                                strict=True)}
+        params = {k: v for k, v in params.items() if not _missing(v)}
+        if name == NATURAL_NOISE:
+            label = NATURAL_NOISE
+        else:
+            label = ", ".join(f"{k}={format_value(v)}" for k, v in params.items())
+            if len(named) > 1 or not label:
+                label = f"{name}({label})" if label else name
+        labels[(name, *row[1:])] = label
+        numeric = {k: float(v) for k, v in params.items() if _is_number(v)}
+        values[label] = numeric
+        order[label] = (name == NATURAL_NOISE, name, tuple(sorted(numeric.items())), label)
+    keys = list(records[["noise", *columns]].itertuples(index=False, name=None))
+    level = pd.Series([labels[(str(k[0]), *k[1:])] for k in keys], index=records.index)
+    return level, values, order
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def method_labels(records: pd.DataFrame) -> pd.Series:
+    """``method`` where a method ran in one configuration, ``method[p=v,...]`` otherwise.
+
+    Configurations differ in their ``param_*`` columns or in ``oracle``; only the columns
+    that vary within a method appear in its label.
+    """
+    config = [c for c in records.columns if c.startswith(PARAM_PREFIX)]
+    if "oracle" in records.columns:
+        config.append("oracle")
+    labels = records["method"].astype(str).copy()
+    for name, rows in records.groupby("method", sort=False):
+        varying = [c for c in config if rows[c].map(format_value).nunique() > 1]
+        if not varying:
+            continue
+        parts = [rows[c].map(lambda v, c=c: _part(c, v)) for c in varying]
+        suffix = parts[0].str.cat(parts[1:], sep=",") if len(parts) > 1 else parts[0]
+        labels.loc[rows.index] = f"{name}[" + suffix + "]"
+    return labels
+
+
+def _part(column: str, value) -> str:
+    if column == "oracle":
+        return f"oracle={format_value(value)}"
+    return f"{column[len(PARAM_PREFIX):]}={format_value(value)}"
+
+
+def _drop_duplicates(records: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    duplicated = records.duplicated(KEY, keep=False)
+    if not duplicated.any():
+        return records
+    clashes = records[duplicated].groupby(KEY)["value"].nunique()
+    clashes = clashes[clashes > 1]
+    if len(clashes):
+        key = clashes.index[0]
+        rows = records[duplicated].set_index(KEY).loc[key]
+        sources = sorted(set(rows["source"])) if "source" in rows else []
+        raise PmlbenchError(
+            f"conflicting results for {dict(zip(KEY, key, strict=True))} in "
+            f"{' and '.join(sources) or 'the inputs'}; report each directory separately or "
+            "remove the stale run")
+    n_dropped = int(records.duplicated(KEY).sum())
+    notes.append(f"{n_dropped} duplicate result rows (the same run read more than once) "
+                 "were counted once")
+    return records.drop_duplicates(KEY)
+
+
+def prepare(records: pd.DataFrame, *, metrics: list[str] | None = None,
+            reference: str | None = None, where: dict[str, str] | None = None) -> Prepared:
+    """Label, check and order raw result rows for tables and tests."""
+    notes: list[str] = []
+    records = apply_filters(records, where or {})
+    if "convention" in records.columns and records["convention"].nunique() > 1:
+        found = sorted(records["convention"].astype(str).unique())
+        raise PmlbenchError(f"the results mix metric conventions {found}; they are not "
+                            f"comparable: add --where convention={found[0]}")
+    records = records.copy()
+    records["value"] = pd.to_numeric(records["value"], errors="coerce")
+    bad = records["value"].isna()
+    if bad.any():
+        first = records[bad].iloc[0]
+        raise PmlbenchError(f"{int(bad.sum())} result rows have no numeric value (first: "
+                            f"{first['method']} on {first['dataset']}, metric {first['metric']}, "
+                            f"in {first.get('source', '?')}); rerun those runs")
+    records["higher_is_better"] = _as_bool(records["higher_is_better"], "higher_is_better")
+    available = list(dict.fromkeys(records["metric"].astype(str)))
+    directions = {}
+    for metric, rows in records.groupby("metric", sort=False):
+        if rows["higher_is_better"].nunique() > 1:
+            raise PmlbenchError(f"metric {metric!r} is higher-is-better in some results and "
+                                "lower-is-better in others; report them separately")
+        directions[str(metric)] = bool(rows["higher_is_better"].iloc[0])
+    if metrics:
+        unknown = [m for m in metrics if m not in directions]
+        if unknown:
+            raise PmlbenchError(f"no results for metrics {unknown}; available: {available}")
+        records = records[records["metric"].isin(metrics)]
+    metrics = list(metrics) if metrics else available
+    records["method_name"] = records["method"].astype(str)
+    records["method"] = method_labels(records)
+    records["level"], level_values, level_order = noise_levels(records)
+    records["dataset"] = records["dataset"].astype(str)
+    records = _drop_duplicates(records, notes)
+    methods = sorted(records["method"].unique())
+    if reference is not None:
+        methods = [resolve_reference(reference, methods), *[m for m in methods if m != reference]]
+    blocks = sorted(set(zip(records["dataset"], records["level"], strict=True)),
+                    key=lambda b: (b[0], level_order[b[1]]))
+    return Prepared(records.reset_index(drop=True), metrics,
+                    {m: directions[m] for m in metrics}, methods, blocks, level_values, notes)
+
+
+def resolve_reference(reference: str, methods: list[str]) -> str:
+    """The method label the user means by ``--reference``."""
+    if reference in methods:
+        return reference
+    configurations = [m for m in methods if m.startswith(reference + "[")]
+    if configurations:
+        raise PmlbenchError(f"{reference} ran in {len(configurations)} configurations; pass "
+                            f"one of them as the reference, e.g. --reference '{configurations[0]}'")
+    raise PmlbenchError(f"reference method {reference!r} has no results; choose one of {methods}")

@@ -1,0 +1,89 @@
+"""The plain-language summary: what the tables say, in sentences."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from pmlbench.report.across import MetricRanks
+from pmlbench.report.render import metric_name
+from pmlbench.stats.paired import TEST_NAMES
+from pmlbench.stats.wtl import Comparisons
+
+
+def _test_phrase(comparisons: Comparisons) -> str:
+    text = f"{TEST_NAMES[comparisons.test]}, alpha {comparisons.alpha:g}"
+    return text + (", Holm-corrected" if comparisons.correction == "holm" else "")
+
+
+def wtl_sentences(comparisons: Comparisons, metrics: list[str]) -> list[str]:
+    """E.g. "pml3er is significantly better than mlknn on 19 of 20 PML datasets in average
+    precision, worse on 0 and not significantly different on 1 (paired t-test, alpha 0.05)"."""
+    frame = comparisons.comparisons
+    ref, phrase = comparisons.reference, _test_phrase(comparisons)
+    lines = []
+    for baseline in dict.fromkeys(frame["baseline"]):
+        mine = frame[frame["baseline"] == baseline]
+        lines.append(f"\n**{ref} vs {baseline}**\n")
+        totals = {"win": 0, "tie": 0, "loss": 0}
+        for metric in metrics:
+            counts = mine.loc[mine["metric"] == metric, "outcome"].value_counts()
+            tested = int(sum(counts.get(o, 0) for o in totals))
+            if not tested:
+                continue
+            win, tie, loss = (int(counts.get(o, 0)) for o in ("win", "tie", "loss"))
+            totals = {"win": totals["win"] + win, "tie": totals["tie"] + tie,
+                      "loss": totals["loss"] + loss}
+            lines.append(f"- {ref} is significantly better than {baseline} on {win} of "
+                         f"{tested} PML datasets in {metric_name(metric)}, significantly worse "
+                         f"on {loss} and not significantly different on {tie} ({phrase}).")
+        n = sum(totals.values())
+        if n:
+            lines.append(f"- In total: {totals['win']} wins, {totals['tie']} ties and "
+                         f"{totals['loss']} losses in {n} comparisons.")
+    return lines
+
+
+def rank_sentences(ranks: dict[str, MetricRanks], alpha: float, posthoc: str,
+                   reference: str | None) -> list[str]:
+    lines = []
+    for metric, r in ranks.items():
+        f = r.friedman
+        order = sorted(zip(f.average_ranks, f.methods, strict=True))
+        ranking = ", ".join(f"{m} {rank:.2f}" for rank, m in order)
+        differ = f.f_pvalue < alpha
+        verdict = ("the methods differ significantly" if differ
+                   else "no significant difference between the methods")
+        text = (f"- {metric_name(metric)}: {verdict} over {f.n_blocks} PML datasets (Friedman "
+                f"chi2_F = {f.chi2:.2f}, Iman-Davenport F_F = {f.f_statistic:.2f}, p = "
+                f"{f.f_pvalue:.3g}). Average ranks: {ranking}.")
+        if differ and reference is not None and reference in f.methods:
+            if posthoc == "holm" and r.control is not None:
+                better = r.control[r.control["significant_holm"] & (r.control["z"] < 0)]
+                worse = r.control[r.control["significant_holm"] & (r.control["z"] > 0)]
+                how = "Holm post-hoc vs the reference"
+            else:
+                pairs = r.pairwise[r.pairwise["significant_nemenyi"]]
+                mine = pairs[(pairs["method_a"] == reference) | (pairs["method_b"] == reference)]
+                other = mine["method_b"].where(mine["method_a"] == reference, mine["method_a"])
+                mine_rank = mine["rank_a"].where(mine["method_a"] == reference, mine["rank_b"])
+                other_rank = mine["rank_b"].where(mine["method_a"] == reference, mine["rank_a"])
+                better = pd.DataFrame({"method": other[mine_rank < other_rank]})
+                worse = pd.DataFrame({"method": other[mine_rank > other_rank]})
+                how = f"Nemenyi, CD = {r.critical_difference:.2f}"
+            text += (f" {reference} ranks significantly better than "
+                     f"{', '.join(better['method']) or 'no method'} and significantly worse "
+                     f"than {', '.join(worse['method']) or 'no method'} ({how}).")
+        lines.append(text)
+    return lines
+
+
+def wilcoxon_sentences(wilcoxon: pd.DataFrame, reference: str, alpha: float) -> list[str]:
+    lines = []
+    for baseline, rows in wilcoxon.groupby("baseline", sort=False):
+        wins = [metric_name(m) for m in rows.loc[rows["outcome"] == "win", "metric"]]
+        losses = [metric_name(m) for m in rows.loc[rows["outcome"] == "loss", "metric"]]
+        lines.append(f"- {reference} vs {baseline} across PML datasets (Wilcoxon signed-rank, "
+                     f"alpha {alpha:g}): significantly better in {len(wins)} of {len(rows)} "
+                     f"metrics{' (' + ', '.join(wins) + ')' if wins else ''}, significantly "
+                     f"worse in {len(losses)}{' (' + ', '.join(losses) + ')' if losses else ''}.")
+    return lines

@@ -1,0 +1,117 @@
+"""The paper's Table 2: mean ± std of every metric per PML dataset and method.
+
+Rows are PML datasets (dataset x noise level), columns methods, one block per metric. The
+best mean of a row is bold, judged on the displayed (rounded) means in the metric's
+direction, so that equal-looking numbers are bold together.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from rich.table import Table
+
+from pmlbench.report.prepare import Prepared
+from pmlbench.report.render import (
+    arrow,
+    latex_escape,
+    latex_tabular,
+    markdown_table,
+    metric_name,
+)
+
+SUMMARY_COLUMNS = ["metric", "dataset", "level", "method", "mean", "std", "n", "best"]
+MISSING = "–"
+
+
+def summarise(prepared: Prepared, digits: int = 3) -> pd.DataFrame:
+    """Mean, sample std (ddof = 1) and count per metric, PML dataset and method; ``best`` marks
+    the rounded mean that is best in the metric's direction (ties all True)."""
+    grouped = prepared.records.groupby(["metric", "dataset", "level", "method"], sort=False)
+    summary = grouped["value"].agg(mean="mean", std=lambda v: v.std(ddof=1),
+                                   n="count").reset_index()
+    rounded = summary["mean"].round(digits)
+    higher = summary["metric"].map(prepared.directions)
+    signed = rounded.where(higher, -rounded)
+    best = signed.groupby([summary["metric"], summary["dataset"], summary["level"]]).transform(
+        "max")
+    summary["best"] = signed == best
+    order = {b: i for i, b in enumerate(prepared.blocks)}
+    summary["_m"] = summary["metric"].map({m: i for i, m in enumerate(prepared.metrics)})
+    summary["_b"] = [order[b] for b in zip(summary["dataset"], summary["level"], strict=True)]
+    summary["_k"] = summary["method"].map({m: i for i, m in enumerate(prepared.methods)})
+    summary = summary.sort_values(["_m", "_b", "_k"]).drop(columns=["_m", "_b", "_k"])
+    return summary[SUMMARY_COLUMNS].reset_index(drop=True)
+
+
+def _cells(summary: pd.DataFrame, digits: int):
+    """(metric, dataset, level) -> method -> (mean text, std text, best)."""
+    cells: dict = {}
+    for row in summary.itertuples(index=False):
+        std = MISSING if np.isnan(row.std) else f"{row.std:.{digits}f}"
+        cells.setdefault((row.metric, row.dataset, row.level), {})[row.method] = (
+            f"{row.mean:.{digits}f}", std, bool(row.best))
+    return cells
+
+
+def _rows(prepared: Prepared, summary: pd.DataFrame, digits: int, fmt):
+    cells = _cells(summary, digits)
+    for metric in prepared.metrics:
+        rows = []
+        for dataset, level in prepared.blocks:
+            found = cells.get((metric, dataset, level))
+            if found is None:
+                continue
+            rows.append([dataset, level, *[fmt(*found[m]) if m in found else MISSING
+                                           for m in prepared.methods]])
+        yield metric, rows
+
+
+def to_markdown(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> str:
+    def fmt(mean, std, best):
+        text = f"{mean} ± {std}"
+        return f"**{text}**" if best else text
+
+    parts = ["# Table 2: mean ± std over splits (best per row in bold)\n"]
+    header = ["dataset", "noise", *prepared.methods]
+    for metric, rows in _rows(prepared, summary, digits, fmt):
+        direction = "higher is better" if prepared.directions[metric] else "lower is better"
+        parts.append(f"\n## {metric_name(metric)} {arrow(prepared.directions[metric])} "
+                     f"({direction})\n\n")
+        parts.append(markdown_table(header, rows, ["l", "l"] + ["r"] * len(prepared.methods)))
+    return "".join(parts)
+
+
+def to_latex(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> str:
+    def fmt(mean, std, best):
+        text = f"{mean}$\\pm${std}" if std != MISSING else mean
+        return rf"\textbf{{{text}}}" if best else text
+
+    blocks = []
+    for metric, rows in _rows(prepared, summary, digits, fmt):
+        up = r"$\uparrow$" if prepared.directions[metric] else r"$\downarrow$"
+        escaped = [[latex_escape(r[0]), latex_escape(r[1]), *r[2:]] for r in rows]
+        blocks.append((rf"\textit{{{latex_escape(metric_name(metric))}}} {up}", escaped))
+    return latex_tabular(["dataset", "noise", *prepared.methods], blocks,
+                         "ll" + "c" * len(prepared.methods),
+                         caption="Mean $\\pm$ std over splits; best per row in bold.",
+                         label="tab:results")
+
+
+def to_rich(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> list[Table]:
+    def fmt(mean, std, best):
+        text = f"{mean} ± {std}"
+        return f"[bold green]{text}[/]" if best else text
+
+    tables = []
+    for metric, rows in _rows(prepared, summary, digits, fmt):
+        table = Table(title=f"{metric_name(metric)} {arrow(prepared.directions[metric])}",
+                      title_justify="left")
+        table.add_column("dataset")
+        table.add_column("noise")
+        for method in prepared.methods:
+            table.add_column(method, justify="right")
+        for row in rows:
+            table.add_row(*row)
+        tables.append(table)
+    return tables

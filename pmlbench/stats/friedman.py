@@ -1,0 +1,167 @@
+"""The Friedman test over many datasets and its post-hoc tests (Demšar, 2006, Sec. 3.2).
+
+Methods are ranked within each block (a PML dataset: dataset x noise level) by the metric's
+direction; the tests work on the average ranks ``R_j`` over ``N`` blocks and ``k`` methods.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from pmlbench.errors import PmlbenchError
+from pmlbench.stats.multiple import adjust_pvalues
+from pmlbench.stats.ranks import rank_within_blocks
+
+
+@dataclass(frozen=True)
+class FriedmanResult:
+    """Friedman's statistic and the Iman-Davenport F variant.
+
+    Attributes:
+        methods: method names, in the column order of the input.
+        n_blocks: number of blocks N (PML datasets).
+        average_ranks: average rank of each method (1 = best).
+        chi2: Friedman's chi2_F = 12N/(k(k+1)) * (sum_j R_j^2 - k(k+1)^2/4), without a tie
+            correction (as in Demšar's worked example).
+        pvalue: p-value of chi2_F against chi2 with k-1 degrees of freedom.
+        f_statistic: Iman & Davenport's F_F = (N-1) chi2_F / (N(k-1) - chi2_F).
+        f_pvalue: p-value of F_F against F(k-1, (k-1)(N-1)); Demšar recommends this one.
+    """
+
+    methods: tuple[str, ...]
+    n_blocks: int
+    average_ranks: np.ndarray
+    chi2: float
+    pvalue: float
+    f_statistic: float
+    f_pvalue: float
+
+    @property
+    def k(self) -> int:
+        return len(self.methods)
+
+
+def friedman_test(values, higher_is_better: bool, methods) -> FriedmanResult:
+    """Friedman test of ``values`` (blocks x methods, one mean per block and method)."""
+    values = np.asarray(values, dtype=np.float64)
+    n, k = values.shape if values.ndim == 2 else (0, 0)
+    if k != len(methods):
+        raise PmlbenchError(f"{len(methods)} method names for a table with {k} columns")
+    if k < 2 or n < 2:
+        raise PmlbenchError(f"the Friedman test needs at least 2 methods and 2 datasets, "
+                            f"got {k} and {n}")
+    ranks = rank_within_blocks(values, higher_is_better).mean(axis=0)
+    return friedman_from_ranks(ranks, n, methods)
+
+
+def friedman_from_ranks(average_ranks, n_blocks: int, methods) -> FriedmanResult:
+    """Friedman's chi2_F and Iman-Davenport's F_F from the average ranks over N blocks."""
+    ranks = np.asarray(average_ranks, dtype=np.float64)
+    methods = tuple(str(m) for m in methods)
+    k, n = len(ranks), int(n_blocks)
+    if k != len(methods) or k < 2 or n < 2:
+        raise PmlbenchError(f"the Friedman test needs >= 2 methods (with names) and >= 2 "
+                            f"datasets, got {k} ranks, {len(methods)} names, {n} datasets")
+    chi2 = 12.0 * n / (k * (k + 1)) * (float(np.sum(ranks ** 2)) - k * (k + 1) ** 2 / 4.0)
+    chi2 = max(chi2, 0.0)  # rounding can make a zero statistic slightly negative
+    pvalue = float(stats.chi2.sf(chi2, k - 1))
+    denominator = n * (k - 1) - chi2
+    if denominator <= 1e-12:  # every block ranks the methods identically and without ties
+        f_statistic, f_pvalue = math.inf, 0.0
+    else:
+        f_statistic = (n - 1) * chi2 / denominator
+        f_pvalue = float(stats.f.sf(f_statistic, k - 1, (k - 1) * (n - 1)))
+    return FriedmanResult(methods, n, ranks, chi2, pvalue, f_statistic, f_pvalue)
+
+
+def rank_standard_error(k: int, n: int) -> float:
+    """Standard error of a difference of two average ranks: sqrt(k(k+1) / (6N))."""
+    return math.sqrt(k * (k + 1) / (6.0 * n))
+
+
+def nemenyi_critical_difference(k: int, n: int, alpha: float = 0.05) -> float:
+    """Nemenyi's critical difference CD = q_alpha * sqrt(k(k+1)/(6N)).
+
+    ``q_alpha`` is the studentized range quantile (k groups, infinite degrees of freedom)
+    divided by sqrt(2); for k = 4, alpha = 0.05 it is 2.569.
+    """
+    if k < 2 or n < 1:
+        raise PmlbenchError(f"a critical difference needs k >= 2 methods and N >= 1, got {k}, {n}")
+    q_alpha = stats.studentized_range.ppf(1.0 - alpha, k, np.inf) / math.sqrt(2.0)
+    return float(q_alpha * rank_standard_error(k, n))
+
+
+def pairwise_posthoc(result: FriedmanResult, alpha: float = 0.05) -> pd.DataFrame:
+    """Every pair of methods: rank difference, Nemenyi and Holm-adjusted p-values.
+
+    Columns: method_a, method_b, rank_a, rank_b, z, p (unadjusted, normal), p_nemenyi
+    (studentized range), p_holm (Holm over all k(k-1)/2 pairs), and the two decisions at alpha.
+    """
+    se = rank_standard_error(result.k, result.n_blocks)
+    rows = []
+    for i, j in combinations(range(result.k), 2):
+        diff = float(result.average_ranks[i] - result.average_ranks[j])
+        z = diff / se
+        rows.append({
+            "method_a": result.methods[i], "method_b": result.methods[j],
+            "rank_a": float(result.average_ranks[i]), "rank_b": float(result.average_ranks[j]),
+            "z": z, "p": float(2.0 * stats.norm.sf(abs(z))),
+            "p_nemenyi": float(stats.studentized_range.sf(abs(z) * math.sqrt(2.0), result.k,
+                                                           np.inf)),
+        })
+    frame = pd.DataFrame(rows, columns=["method_a", "method_b", "rank_a", "rank_b", "z", "p",
+                                        "p_nemenyi"])
+    frame["p_holm"] = adjust_pvalues(frame["p"].to_numpy(), "holm")
+    cd = nemenyi_critical_difference(result.k, result.n_blocks, alpha)
+    frame["significant_nemenyi"] = (frame["rank_a"] - frame["rank_b"]).abs() > cd
+    frame["significant_holm"] = frame["p_holm"] < alpha
+    return frame
+
+
+def control_posthoc(result: FriedmanResult, control: str, alpha: float = 0.05) -> pd.DataFrame:
+    """Every method against one control method, Holm-adjusted over the k-1 comparisons.
+
+    Demšar's recommended post-hoc when a new method is compared with existing ones:
+    z = (R_control - R_j) / sqrt(k(k+1)/(6N)); a negative z means the control ranks better.
+    """
+    if control not in result.methods:
+        raise PmlbenchError(f"control method {control!r} is not among {list(result.methods)}")
+    c = result.methods.index(control)
+    se = rank_standard_error(result.k, result.n_blocks)
+    others = [j for j in range(result.k) if j != c]
+    z = np.array([(result.average_ranks[c] - result.average_ranks[j]) / se for j in others])
+    p = 2.0 * stats.norm.sf(np.abs(z))
+    frame = pd.DataFrame({
+        "method": [result.methods[j] for j in others],
+        "rank": [float(result.average_ranks[j]) for j in others],
+        "control_rank": float(result.average_ranks[c]), "z": z, "p": p,
+    })
+    frame["p_holm"] = adjust_pvalues(p, "holm")
+    frame["significant_holm"] = frame["p_holm"] < alpha
+    return frame
+
+
+def nonsignificant_groups(names, average_ranks, different) -> list[tuple[str, ...]]:
+    """Maximal runs of methods (sorted by rank) with no significant difference inside.
+
+    ``different(a, b)`` says whether methods a and b differ significantly. These are the
+    thick bars of a critical-difference diagram; runs contained in another run are dropped.
+    """
+    order = [names[i] for i in np.argsort(np.asarray(average_ranks), kind="stable")]
+    groups: list[tuple[str, ...]] = []
+    for start in range(len(order)):
+        end = start
+        while end + 1 < len(order) and not any(
+                different(order[i], order[end + 1]) for i in range(start, end + 1)):
+            end += 1
+        if end > start:
+            group = tuple(order[start:end + 1])
+            if not any(set(group) <= set(g) for g in groups):
+                groups.append(group)
+    return groups
