@@ -16,6 +16,7 @@ from pmlbench.errors import PmlbenchError
 
 SUBCOMMANDS = {
     "list": "pmlbench.commands.list_plugins:main",
+    "report": "pmlbench.commands.report:main",
 }
 _GROUP_KINDS = {"dataset": "dataset", "noise": "noise", "method": "method"}
 
