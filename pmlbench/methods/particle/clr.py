@@ -8,7 +8,7 @@ non-candidates N = 1 - S,
 
 Non-credible candidates are on neither side. A problem with an empty side is not trained
 and casts no vote. Each problem is a linear SVM (scikit-learn's ``LinearSVC``, liblinear).
-Problems are grouped by their first label into tasks that joblib can spread over cores.
+Problems are grouped by their first label into tasks that joblib threads can share.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def fit_clr(
     svm_params = {"C": C, "loss": loss, "max_iter": max_iter, "random_state": seed}
     if loss == "hinge":
         svm_params["dual"] = True
-    tasks = Parallel(n_jobs=n_jobs)(
+    # liblinear releases the GIL, so threads parallelise the fits without copying X
+    tasks = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_fit_task)(X, j, credible, noncand, svm_params) for j in range(credible.shape[1])
     )
     first, second, coefs, intercepts, accuracies, not_converged = [], [], [], [], [], 0

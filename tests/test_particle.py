@@ -1,0 +1,229 @@
+"""PARTICLE-MAP / PARTICLE-VLS against loop transcriptions of the paper and its properties."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import nnls
+from sklearn.svm import LinearSVC
+
+from pmlbench import registry
+from pmlbench.datasets.bundled import genbase
+from pmlbench.enrichment import particle_normalize, propagate
+from pmlbench.errors import PmlbenchError
+from pmlbench.methods.mlknn import MLkNN
+from pmlbench.methods.particle import ParticleMAP, ParticleVLS
+from pmlbench.methods.particle.credible import (
+    Stage1Params,
+    credible_labels,
+    label_confidence,
+    propagation_matrix,
+    zero_weight_mask,
+)
+from pmlbench.neighbors import kneighbors
+from pmlbench.noise.uniform import uniform_noise
+
+
+def synthetic(rng, n=60, d=8, q=5, n_test=20):
+    """Clustered features, labels tied to clusters, one random wrong candidate per instance."""
+    centres = rng.normal(size=(q, d)) * 3
+    Y = (rng.random((n + n_test, q)) < 0.25).astype(np.uint8)
+    Y[np.arange(n + n_test), rng.integers(0, q, n + n_test)] = 1
+    X = Y @ centres + rng.normal(size=(n + n_test, d))
+    S = uniform_noise(Y[:n], rng, 1.0)
+    return X[:n], S, X[n:], Y[:n]
+
+
+def plain_stage1(X, S, k=10, alpha=0.95, max_iter=1000, tol=1e-5):
+    """PAR_train.m as loops: NNLS per instance, D^-1 W, propagate, rescale, min-max."""
+    n, q = S.shape
+    W = np.zeros((n, n))
+    for i in range(n):
+        d = np.sqrt(((X - X[i]) ** 2).sum(axis=1))
+        d[i] = np.inf
+        neighbours = np.argsort(d, kind="stable")[:k]
+        W[i, neighbours] = nnls(X[neighbours].T, X[i])[0]
+    sums = W.sum(axis=1)
+    sums[sums == 0] = 1
+    H = W / sums[:, None]
+    F0 = S.astype(float)
+    F = F0.copy()
+    for _ in range(max_iter):
+        previous = F
+        F = alpha * H @ F + (1 - alpha) * F0
+        F = F * S
+        F = F / F.sum(axis=1, keepdims=True)
+        if np.linalg.norm(F - previous, 2) < tol:
+            break
+    F = F * (S.sum(axis=0) / F.sum(axis=0))
+    for i in range(n):
+        F[i] = (F[i] - F[i].min()) / (F[i].max() - F[i].min())
+    return F
+
+
+def test_stage1_matches_loop_transcription(rng):
+    X, S, _, _ = synthetic(rng)
+    F_hat, info = label_confidence(X, S, Stage1Params())
+    np.testing.assert_allclose(F_hat, plain_stage1(X, S), atol=1e-6)
+    assert info["n_iter"] < 1000
+
+
+def test_propagation_converges_on_genbase():
+    data = genbase()
+    X, Y = data.X[:300], data.Y[:300]
+    S = uniform_noise(Y, np.random.default_rng(0), 1.0)
+    params = Stage1Params()
+    H, _ = propagation_matrix(X, params)
+    F_hat, info = label_confidence(X, S, params)
+    assert info["n_iter"] < params.max_iter
+    assert F_hat.min() >= 0 and F_hat.max() <= 1
+    assert np.all(F_hat[S == 0] == 0)
+    assert np.allclose(F_hat.max(axis=1)[S.sum(axis=1) > 0], 1.0)
+    sums = np.asarray(H.sum(axis=1)).ravel()
+    assert np.allclose(sums[sums > 0], 1.0)  # D^-1 W: row-stochastic (or zero) rows
+    # the returned iterate is (numerically) a fixed point of one more PARTICLE step
+    Sf = S.astype(float)
+    F, steps = propagate(H, Sf, 0.95, particle_normalize, max_iter=1000, tol=1e-5,
+                         stop_norm="spectral")
+    assert steps == info["n_iter"]
+    step = particle_normalize(0.95 * (H @ F) + 0.05 * Sf, Sf)
+    assert np.linalg.norm(step - F, 2) < 1e-5
+
+
+def test_credible_labels_are_candidates_and_never_empty(rng):
+    data = genbase()
+    X, S = data.X[:300], uniform_noise(data.Y[:300], rng, 1.0)
+    has_candidates = S.sum(axis=1) > 0
+    for mode in ("in_sample", "out_of_fold"):
+        params = Stage1Params(credible=mode)
+        credible, _ = credible_labels(X, S, params, random_state=0)
+        assert np.all(credible <= S)
+        assert np.all(credible.sum(axis=1)[has_candidates] >= 1)
+        assert 0 < credible.sum() < S.sum()
+
+
+def test_out_of_fold_authors_fallback_may_leave_candidates(rng):
+    X, S, _, _ = synthetic(rng, n=80)
+    strict = Stage1Params(credible="out_of_fold", threshold=1.0, oof_fallback="candidate")
+    authors = Stage1Params(credible="out_of_fold", threshold=1.0, oof_fallback="authors")
+    kept, info = credible_labels(X, S, strict, random_state=1)
+    loose, _ = credible_labels(X, S, authors, random_state=1)
+    assert info["n_empty_fallback"] > 0
+    assert np.all(kept <= S) and np.all(kept.sum(axis=1) >= 1)
+    assert np.any(loose > S)
+
+
+def test_zero_weight_rows_agree_with_nnls(rng):
+    X = np.abs(rng.normal(size=(30, 12))) * (rng.random((30, 12)) < 0.15)
+    neighbours = kneighbors(X, X, 5, exclude_self=True)
+    mask = zero_weight_mask(sp.csr_matrix(X), neighbours)
+    direct = np.array([nnls(X[neighbours[i]].T, X[i])[0].sum() == 0 for i in range(30)])
+    assert mask.any() and np.array_equal(mask, direct)
+    for option, expected in (("zero", 0.0), ("uniform", 1.0)):
+        H, n_zero = propagation_matrix(X, Stage1Params(k=5, zero_weight_rows=option))
+        assert n_zero == mask.sum()
+        assert np.allclose(np.asarray(H.sum(axis=1)).ravel()[mask], expected)
+
+
+def test_self_neighbour_option_makes_propagation_trivial(rng):
+    """The authors' k nearest including self: with d >= k, NNLS picks self alone (H = I)."""
+    X = rng.normal(size=(40, 15))
+    H, _ = propagation_matrix(X, Stage1Params(include_self=True))
+    np.testing.assert_allclose(H.toarray(), np.eye(40), atol=1e-8)
+    H, _ = propagation_matrix(X, Stage1Params())
+    assert np.all(H.diagonal() == 0)
+
+
+def brute_force_votes(X_train, credible, S, X_test, weighted):
+    """Calibrated label ranking with a virtual label, one sklearn LinearSVC per problem."""
+    n, q = S.shape
+    zeta = np.zeros((len(X_test), q))
+    zeta_v = np.zeros(len(X_test))
+
+    def train(pos, neg):
+        rows = [i for i in range(n) if pos[i] or neg[i]]
+        if not any(pos) or not any(neg):
+            return None, 0.0
+        y = np.array([1 if pos[i] else 0 for i in rows])
+        svm = LinearSVC(C=1.0).fit(X_train[rows], y)
+        return svm, float(np.mean(svm.predict(X_train[rows]) == y))
+
+    for j in range(q):
+        for k in range(j + 1, q):
+            pos = [credible[i, j] == 1 and S[i, k] == 0 for i in range(n)]
+            neg = [credible[i, k] == 1 and S[i, j] == 0 for i in range(n)]
+            svm, acc = train(pos, neg)
+            if svm is None:
+                continue
+            for t, x in enumerate(X_test):
+                winner = j if svm.decision_function(x[None, :])[0] > 0 else k
+                zeta[t, winner] += acc if weighted else 1
+        svm, acc = train(credible[:, j] == 1, S[:, j] == 0)
+        if svm is None:
+            continue
+        for t, x in enumerate(X_test):
+            if svm.decision_function(x[None, :])[0] > 0:
+                zeta[t, j] += acc if weighted else 1
+            else:
+                zeta_v[t] += acc if weighted else 1
+    return zeta, zeta_v
+
+
+@pytest.mark.parametrize("votes", ["unweighted", "accuracy"])
+def test_vls_votes_equal_brute_force(rng, votes):
+    X, S, X_test, _ = synthetic(rng, n=50, q=5, n_test=15)
+    est = ParticleVLS(votes=votes, random_state=0).fit(X, S)
+    zeta, zeta_v = est.label_votes(X_test)
+    ref, ref_v = brute_force_votes(X, est.credible_labels_, S, X_test, votes == "accuracy")
+    np.testing.assert_allclose(zeta, ref, atol=1e-12)
+    np.testing.assert_allclose(zeta_v, ref_v, atol=1e-12)
+    if votes == "accuracy":
+        ref, ref_v = np.ceil(ref), np.ceil(ref_v)
+    np.testing.assert_array_equal(est.predict(X_test), (ref > ref_v[:, None]).astype(np.uint8))
+    scores = est.decision_function(X_test)
+    assert scores.min() >= 0 and scores.max() <= 1
+    assert np.array_equal(np.argmax(scores, axis=1), np.argmax(zeta, axis=1))
+
+
+def test_vls_skips_problems_without_data_on_both_sides(rng):
+    X, S, X_test, _ = synthetic(rng, n=50, q=5)
+    S[:, 4] = 0  # label 4 is never a candidate: no positives for it anywhere
+    est = ParticleVLS(random_state=0, n_jobs=2).fit(X, S)
+    assert 4 not in est.models_.first
+    assert est.diagnostics_["pair_models"] <= 6
+    assert np.all(est.predict(X_test)[:, 4] == 0)
+
+
+def test_map_equals_mlknn_when_every_candidate_is_credible(rng):
+    X, S, X_test, _ = synthetic(rng)
+    est = ParticleMAP(threshold=0.0).fit(X, S)
+    assert np.array_equal(est.credible_labels_, S)
+    reference = MLkNN().fit(X, S)
+    np.testing.assert_array_equal(est.decision_function(X_test), reference.decision_function(X_test))
+    np.testing.assert_array_equal(est.predict(X_test), reference.predict(X_test))
+
+
+def test_map_learns_from_credible_labels_only(rng):
+    X, S, X_test, _ = synthetic(rng)
+    est = ParticleMAP().fit(X, S)
+    reference = MLkNN().fit(X, est.credible_labels_)
+    np.testing.assert_array_equal(est.decision_function(X_test), reference.decision_function(X_test))
+
+
+def test_plugins_and_bad_options(rng):
+    assert registry.load("method", "particle_map") is ParticleMAP
+    assert registry.load("method", "particle_vls") is ParticleVLS
+    assert ParticleVLS.default_bipartition == {"rule": "method"}
+    X, S, _, _ = synthetic(rng, n=30)
+    for bad in ({"votes": "weighted"}, {"loss": "log"}, {"credible": "oof"}, {"alpha": 1.0}):
+        with pytest.raises(PmlbenchError):
+            ParticleVLS(**bad).fit(X, S)
+    with pytest.raises(PmlbenchError):
+        ParticleMAP(k=40).fit(X, S)
+
+
+def test_particle_normalize_is_the_papers_step():
+    F = np.array([[0.2, 0.3, 0.5], [0.0, 0.0, 1.0]])
+    S = np.array([[1, 1, 0], [1, 0, 0]])
+    np.testing.assert_allclose(particle_normalize(F, S), [[0.4, 0.6, 0.0], [1.0, 0.0, 0.0]])
