@@ -1,19 +1,21 @@
 """Finding and reading results: every results.csv under run or sweep directories.
 
-A run directory holds ``results.csv`` once the run finished (it is written last). A
-directory with a run record (``run.json`` or Hydra's ``.hydra/``) but no results.csv is an
-incomplete run; a ``failed.json`` marks a unit that raised. Both are reported, never hidden.
+A run directory holds ``results.csv`` once the run finished (it is written last). Units
+(splits) that raised are listed in the run's ``units.json`` (status "failed") or in a
+``failed.json``; a directory with a run record (``run.json`` or Hydra's ``.hydra/``) but
+neither results nor failures is an incomplete run. Failures and incomplete runs are
+reported, never hidden.
 
-Result stores: a directory that :func:`store_reader` recognises is read through the store's
-public API instead of being walked for results.csv files. This is the single place that
-knows about stores.
+Result stores (pmlbench.store: one ``<key>.json`` per finished unit, ``<key>.failed.json``
+per failed one) are read through the store's public API (``load_records``,
+``load_failures``) when a given directory is one. This is the single place that knows about
+stores.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +25,9 @@ from pmlbench.errors import PmlbenchError
 
 RESULTS_FILE = "results.csv"
 FAILURE_FILE = "failed.json"
+UNITS_FILE = "units.json"
 RUN_MARKERS = ("run.json", ".hydra")
+RUN_FILES = {"run.json", UNITS_FILE, FAILURE_FILE}
 REQUIRED_COLUMNS = ("dataset", "noise", "method", "seed", "split", "metric", "value",
                     "higher_is_better")
 FAILURE_COLUMNS = ["path", "unit", "error"]
@@ -46,22 +50,36 @@ class LoadedResults:
     incomplete: list[Path] = field(default_factory=list)
 
 
-StoreReader = Callable[[Path], "LoadedResults | None"]
+def is_store(path: Path) -> bool:
+    """Whether ``path`` is a result store: a directory of per-unit JSON files."""
+    return path.is_dir() and any(p.name not in RUN_FILES and not p.name.startswith(".")
+                                 for p in path.glob("*.json"))
 
 
-def store_reader() -> StoreReader | None:
-    """The result store's reader, when this installation has one.
+def read_store(path: Path) -> LoadedResults | None:
+    """Finished and failed units of a result store (None when ``path`` holds no units)."""
+    from pmlbench.store import FAILED_SUFFIX, load_failures, load_records
 
-    A store module ``pmlbench.store`` that defines ``read_results(path) -> LoadedResults |
-    None`` (None: the path is not a store) plugs in here; without it every directory is
-    walked for results.csv files.
-    """
-    try:
-        module = importlib.import_module("pmlbench.store")
-    except ImportError:
+    records, failed = load_records(path), load_failures(path)
+    if records.empty and failed.empty:
         return None
-    reader = getattr(module, "read_results", None)
-    return reader if callable(reader) else None
+    if not records.empty:
+        records["source"] = [str(path / f"{k}.json") for k in records["unit_key"]]
+    failures = pd.DataFrame({
+        "path": [str(path / f"{k}{FAILED_SUFFIX}") for k in failed.get("unit_key", [])],
+        "unit": [_describe_unit(row) for row in failed.to_dict(orient="records")],
+        "error": [str(e) for e in failed.get("error", [])],
+    }, columns=FAILURE_COLUMNS)
+    return LoadedResults(records=records, files=[path] if not records.empty else [],
+                         failures=failures)
+
+
+def _describe_unit(row: dict) -> str:
+    params = ", ".join(f"{k}={v}" for k, v in row.items()
+                       if k.startswith(("noise_", "param_")) and v is not None and v == v)
+    text = f"{row.get('method')} on {row.get('dataset')} ({row.get('noise')}"
+    return text + (f", {params}" if params else "") + \
+        f"), seed {row.get('seed')}, split {row.get('split')}"
 
 
 def read_results_file(path: Path) -> pd.DataFrame:
@@ -99,15 +117,28 @@ def read_failure(path: Path) -> dict[str, str]:
     return {"path": str(path), "unit": unit, "error": lines[-1] if lines else str(error)}
 
 
+def read_unit_log(path: Path) -> list[dict[str, str]]:
+    """Failed units listed in a run's units.json."""
+    try:
+        entries = json.loads(path.read_text()).get("units", [])
+    except (OSError, ValueError, AttributeError) as exc:
+        return [{"path": str(path), "unit": path.parent.name, "error": f"unreadable: {exc}"}]
+    return [{"path": str(path), "unit": f"{path.parent.name}, split {e.get('split')}",
+             "error": str(e.get("error") or "no error message recorded")}
+            for e in entries if isinstance(e, dict) and e.get("status") == "failed"]
+
+
 def _walk(root: Path) -> LoadedResults:
     files = sorted(root.rglob(RESULTS_FILE)) if root.is_dir() else [root]
-    failures = [read_failure(p) for p in sorted(root.rglob(FAILURE_FILE))] if root.is_dir() else []
-    incomplete = []
+    failures, incomplete = [], []
     if root.is_dir():
+        failures = [read_failure(p) for p in sorted(root.rglob(FAILURE_FILE))]
+        failures += [f for p in sorted(root.rglob(UNITS_FILE)) for f in read_unit_log(p)]
         for marker in RUN_MARKERS:
             for found in root.rglob(marker):
                 run_dir = found.parent
-                if not (run_dir / RESULTS_FILE).exists() and not (run_dir / FAILURE_FILE).exists():
+                if not any((run_dir / name).exists()
+                           for name in (RESULTS_FILE, FAILURE_FILE, UNITS_FILE)):
                     incomplete.append(run_dir)
     frames = [read_results_file(p) for p in files]
     return LoadedResults(
@@ -118,16 +149,16 @@ def _walk(root: Path) -> LoadedResults:
 
 
 def load_results(paths: Iterable[str | Path]) -> LoadedResults:
-    """Read every result under ``paths`` (run dirs, multirun dirs, results.csv files, stores)."""
+    """Read every result under ``paths``: run dirs, multirun dirs (searched recursively for
+    results.csv), single results.csv files, and result-store directories."""
     parts: list[LoadedResults] = []
-    reader = store_reader()
     paths = [Path(p) for p in paths]
     if not paths:
         raise PmlbenchError("no result directory given; pass run or multirun directories")
     for path in paths:
         if not path.exists():
             raise PmlbenchError(f"{path} does not exist; pass a run or multirun directory")
-        loaded = reader(path) if reader is not None else None
+        loaded = read_store(path) if is_store(path) else None
         parts.append(loaded if loaded is not None else _walk(path))
     frames = [p.records for p in parts if len(p.records)]
     if not frames:
