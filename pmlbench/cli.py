@@ -16,6 +16,7 @@ from pmlbench.errors import PmlbenchError
 
 SUBCOMMANDS = {
     "list": "pmlbench.commands.list_plugins:main",
+    "check-plugin": "pmlbench.commands.check_plugin:main",
     "report": "pmlbench.commands.report:main",
 }
 _GROUP_KINDS = {"dataset": "dataset", "noise": "noise", "method": "method"}
@@ -41,9 +42,12 @@ def check_group_choices(overrides: list[str], presets: dict[str, set[str]]) -> N
 
 def yaml_presets() -> dict[str, set[str]]:
     from pmlbench.app import config_dir
+    from pmlbench.presets import plugin_presets
 
     root = config_dir()
-    return {group: {p.stem for p in (root / group).glob("*.yaml")} for group in _GROUP_KINDS}
+    shipped = plugin_presets(list(_GROUP_KINDS))
+    return {group: {p.stem for p in (root / group).glob("*.yaml")} | shipped[group]
+            for group in _GROUP_KINDS}
 
 
 def run_hydra(argv: list[str]) -> int:
@@ -52,10 +56,11 @@ def run_hydra(argv: list[str]) -> int:
     from pmlbench.app import config_dir
     from pmlbench.config_nodes import register_config_nodes
     from pmlbench.hydra_task import task
+    from pmlbench.presets import with_preset_searchpath
 
     check_group_choices([a for a in argv if not a.startswith("-")], yaml_presets())
     register_config_nodes()
-    sys.argv = [sys.argv[0], *argv]
+    sys.argv = [sys.argv[0], *with_preset_searchpath(argv)]
     main = hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")(task)
     main()
     return 0

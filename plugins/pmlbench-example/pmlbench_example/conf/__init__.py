@@ -1,0 +1,1 @@
+"""YAML presets shipped with pmlbench-example (found through the pmlbench.presets entry point)."""

@@ -1,0 +1,270 @@
+"""``external``: a method run as an external program that talks through files.
+
+Much PML code is written in MATLAB or Octave and trains and tests in one call. This adapter
+lets such a program join a benchmark unchanged apart from a thin wrapper that reads and
+writes three files:
+
+- ``{train}``: ``X`` (n x d features; sparse stays sparse in .mat), ``Y`` (n x l candidate
+  labels, 0/1, instances x labels), ``seed`` (the split's random state, -1 if none) and one
+  scalar ``param_<name>`` per entry of ``method.params``;
+- ``{test}``: ``X`` (m x d test features);
+- ``{out}``, written by the program: ``scores`` (m x l real numbers, higher = more relevant)
+  and optionally ``labels`` (m x l, 0/1 or -1/+1). Without ``labels`` the adapter predicts
+  ``scores >= threshold``. An l x m output (MATLAB's labels x instances habit) is transposed
+  when the orientation is unambiguous (l != m).
+
+Files are .npz (numpy) or .mat (MATLAB v5, scipy.io) by ``file_format``. The program runs
+once per test matrix, at ``decision_function`` time, because it trains and tests together:
+its training time is therefore part of the predict time and is also recorded as
+``external_seconds`` in the fit diagnostics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from pmlbench.errors import PluginError, PmlbenchError
+from pmlbench.validation import check_features, check_label_matrix
+
+FORMATS = ("npz", "mat")
+RESERVED = ("train", "test", "out", "workdir", "python")
+_STDERR_LINES = 12
+
+
+@dataclass(frozen=True)
+class ExternalSpec:
+    """How to call the external program: everything the adapter needs, as plain data."""
+
+    command: str
+    file_format: str = "npz"
+    timeout: float = 600.0
+    threshold: float = 0.5
+    params: dict[str, Any] = field(default_factory=dict)
+    workdir: str | None = None
+
+
+def render_command(command: str, values: dict[str, Any]) -> list[str]:
+    """Split ``command`` like a shell would, then fill ``{placeholders}`` token by token."""
+    if not command or command == "???":
+        raise PmlbenchError(
+            "the external method needs a command; set method.command='prog {train} {test} {out}'"
+        )
+    try:
+        tokens = shlex.split(command)
+        return [token.format(**values) for token in tokens]
+    except KeyError as exc:
+        raise PmlbenchError(
+            f"unknown placeholder {{{exc.args[0]}}} in method.command; known: "
+            f"{', '.join('{' + k + '}' for k in values)} (write {{{{ and }}}} for literal braces)"
+        ) from None
+    except (ValueError, IndexError) as exc:
+        raise PmlbenchError(f"method.command {command!r} cannot be parsed ({exc})") from None
+
+
+def write_arrays(path: Path, arrays: dict[str, Any], file_format: str) -> None:
+    """Write named arrays as .npz (dense) or .mat (MATLAB v5; sparse matrices stay sparse)."""
+    if file_format == "npz":
+        dense = {k: (v.toarray() if sp.issparse(v) else np.asarray(v)) for k, v in arrays.items()}
+        np.savez(path, **dense)
+    else:
+        scipy.io.savemat(path, arrays, do_compression=False, oned_as="column")
+
+
+def read_arrays(path: Path, file_format: str) -> dict[str, np.ndarray]:
+    """Read the program's output file into plain dense arrays."""
+    try:
+        if file_format == "npz":
+            with np.load(path, allow_pickle=False) as data:
+                return {k: np.asarray(data[k]) for k in data.files}
+        contents = scipy.io.loadmat(path)
+    except (OSError, ValueError, NotImplementedError, TypeError) as exc:
+        raise PmlbenchError(f"the external program's output {path.name} is unreadable ({exc})") \
+            from None
+    return {k: (v.toarray() if sp.issparse(v) else np.asarray(v))
+            for k, v in contents.items() if not k.startswith("__")}
+
+
+def _orient(name: str, values: np.ndarray, shape: tuple[int, int], program: str) -> np.ndarray:
+    values = np.asarray(values)
+    if values.shape == shape:
+        return values
+    if values.ndim == 2 and values.shape == shape[::-1] and shape[0] != shape[1]:
+        return values.T
+    if values.ndim == 1 and shape[1] == 1 and values.shape[0] == shape[0]:
+        return values[:, None]
+    raise PluginError(
+        f"external program {program!r} wrote {name!r} of shape {values.shape}; expected "
+        f"{shape} (test instances x labels)"
+    )
+
+
+def _stderr_tail(stderr: str) -> str:
+    lines = [line for line in (stderr or "").strip().splitlines() if line.strip()]
+    tail = " | ".join(lines[-_STDERR_LINES:])
+    return tail[-1500:] if tail else "(no stderr output)"
+
+
+class ExternalCommand(BaseEstimator):
+    """Run an external program (MATLAB/Octave, R, a binary) that trains and tests via files.
+
+    Args:
+        command: the command line, with placeholders {train}, {test}, {out} (file paths),
+            {workdir}, {python} (this interpreter) and any key of ``params``, e.g.
+            ``"octave-cli --no-gui my_method.m {train} {test} {out}"``.
+        file_format: ``npz`` or ``mat``.
+        timeout: seconds before the program is stopped and the run fails.
+        threshold: predicted labels are ``scores >= threshold`` when the program writes none.
+        params: hyper-parameters handed to the program (``param_<name>`` in the train file and
+            ``{name}`` in the command).
+        workdir: keep the exchange files in this directory (default: a temporary one).
+        random_state: the split's seed, written to the train file as ``seed``.
+    """
+
+    default_bipartition = {"rule": "method"}
+
+    def __init__(self, command: str, file_format: str = "npz", timeout: float = 600.0,
+                 threshold: float = 0.5, params: dict | None = None, workdir: str | None = None,
+                 random_state: int | None = None):
+        self.command = command
+        self.file_format = file_format
+        self.timeout = timeout
+        self.threshold = threshold
+        self.params = params
+        self.workdir = workdir
+        self.random_state = random_state
+
+    def external_spec(self) -> ExternalSpec:
+        """The call description; a subclass wrapping one program overrides this."""
+        return ExternalSpec(self.command, self.file_format, float(self.timeout),
+                            float(self.threshold), dict(self.params or {}), self.workdir)
+
+    def fit(self, X, Y) -> ExternalCommand:
+        """Keep the training data; the program itself runs once test features are known."""
+        spec = self.external_spec()
+        if spec.file_format not in FORMATS:
+            raise PmlbenchError(f"method.file_format must be one of {list(FORMATS)}, "
+                                f"got {spec.file_format!r}")
+        clash = set(spec.params) & set(RESERVED)
+        if clash:
+            raise PmlbenchError(f"method.params may not use the reserved names {sorted(clash)}")
+        render_command(spec.command, self._values(spec, Path(".")))  # fail before any split work
+        self.X_train_ = check_features(X)
+        self.Y_train_ = check_label_matrix(Y, what="candidate labels", n_rows=self.X_train_.shape[0])
+        self._cache: tuple[str, np.ndarray, np.ndarray] | None = None
+        self.diagnostics_: dict[str, Any] = {}
+        return self
+
+    def _values(self, spec: ExternalSpec, folder: Path) -> dict[str, Any]:
+        suffix = f".{spec.file_format}"
+        return {**spec.params, "train": str(folder / f"train{suffix}"),
+                "test": str(folder / f"test{suffix}"), "out": str(folder / f"out{suffix}"),
+                "workdir": str(folder), "python": sys.executable}
+
+    def _run(self, X) -> tuple[np.ndarray, np.ndarray]:
+        spec = self.external_spec()
+        X = check_features(X)
+        key = _fingerprint(X)
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1], self._cache[2]
+        with tempfile.TemporaryDirectory(prefix="pmlbench-external-") as tmp:
+            folder = Path(spec.workdir) if spec.workdir else Path(tmp)
+            folder.mkdir(parents=True, exist_ok=True)
+            values = self._values(spec, folder)
+            argv = render_command(spec.command, values)
+            random_state = getattr(self, "random_state", None)
+            seed = -1 if random_state is None else int(random_state)
+            params = {f"param_{k}": v for k, v in spec.params.items()}
+            write_arrays(Path(values["train"]), {"X": self.X_train_, "Y": self.Y_train_,
+                                                 "seed": seed, **params}, spec.file_format)
+            write_arrays(Path(values["test"]), {"X": X}, spec.file_format)
+            out = Path(values["out"])
+            out.unlink(missing_ok=True)
+            seconds = _execute(argv, folder, spec.timeout)
+            scores, labels = self._read_output(out, spec, (X.shape[0], self.Y_train_.shape[1]),
+                                               argv[0])
+        self.diagnostics_ = {"external_seconds": seconds, "external_command": " ".join(argv[:1])}
+        self._cache = (key, scores, labels)
+        return scores, labels
+
+    def _read_output(self, out: Path, spec: ExternalSpec, shape: tuple[int, int],
+                     program: str) -> tuple[np.ndarray, np.ndarray]:
+        if not out.is_file():
+            raise PluginError(
+                f"external program {program!r} exited normally but wrote no {out.name}; it must "
+                f"save 'scores' (and optionally 'labels') to the {{out}} path"
+            )
+        arrays = read_arrays(out, spec.file_format)
+        if "scores" not in arrays:
+            raise PluginError(f"external program {program!r} wrote {out.name} without 'scores' "
+                              f"(found {sorted(arrays) or 'nothing'})")
+        try:
+            scores = _orient("scores", arrays["scores"], shape, program).astype(np.float64)
+        except (TypeError, ValueError):
+            raise PluginError(f"external program {program!r} wrote non-numeric scores") from None
+        if not np.all(np.isfinite(scores)):
+            raise PluginError(f"external program {program!r} wrote NaN or infinite scores")
+        if "labels" in arrays:
+            labels = _orient("labels", arrays["labels"], shape, program)
+            if labels.size and set(np.unique(labels).tolist()) <= {-1, 1} and -1 in labels:
+                labels = (labels == 1)  # MATLAB PML code often writes -1/+1
+            try:
+                labels = check_label_matrix(labels, what=f"labels written by {program!r}")
+            except PmlbenchError as exc:
+                raise PluginError(str(exc)) from None
+        else:
+            labels = (scores >= spec.threshold).astype(np.uint8)
+        return scores, labels
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores the external program wrote for ``X`` (m x l)."""
+        return self._run(X)[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Labels the program wrote for ``X``, else ``scores >= threshold``."""
+        return self._run(X)[1]
+
+
+def _fingerprint(X) -> str:
+    digest = hashlib.sha1(str(X.shape).encode())
+    parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (np.ascontiguousarray(X),)
+    for part in parts:
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return digest.hexdigest()
+
+
+def _execute(argv: list[str], folder: Path, timeout: float) -> float:
+    """Run the program; every way it can fail becomes a one-line PluginError."""
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(argv, cwd=folder, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise PluginError(
+            f"external program {argv[0]!r} not found; install it or give its full path in "
+            "method.command"
+        ) from None
+    except PermissionError:
+        raise PluginError(f"external program {argv[0]!r} is not executable (chmod +x it, or "
+                          "call it through its interpreter in method.command)") from None
+    except subprocess.TimeoutExpired:
+        raise PluginError(f"external program {argv[0]!r} did not finish within {timeout:g} s "
+                          "and was stopped; raise method.timeout") from None
+    if done.returncode != 0:
+        raise PluginError(
+            f"external program {argv[0]!r} failed with exit status {done.returncode}; "
+            f"stderr: {_stderr_tail(done.stderr)}"
+        )
+    return time.perf_counter() - start
