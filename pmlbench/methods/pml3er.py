@@ -41,8 +41,11 @@ def svt(A: np.ndarray, threshold: float) -> np.ndarray:
 
 def c_step(Yhat: np.ndarray, B: np.ndarray, XW: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """Eq. 11, ``(Yhat Bᵀ + X W)(B Bᵀ + I)^{-1}``, clipped into [0, Y]."""
-    M = B @ B.T + np.eye(B.shape[0])
-    C = scipy.linalg.solve(M, (Yhat @ B.T + XW).T, assume_a="pos", check_finite=False).T
+    eye = np.eye(B.shape[0])
+    # (B Bᵀ + I) is l x l with eigenvalues >= 1: invert it once, then one n x l x l product
+    inverse = scipy.linalg.cho_solve(scipy.linalg.cho_factor(B @ B.T + eye, check_finite=False),
+                                     eye, check_finite=False)
+    C = (Yhat @ B.T + XW) @ inverse
     return np.clip(C, 0.0, 1.0) * Y
 
 
