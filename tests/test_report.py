@@ -1,0 +1,276 @@
+"""``pmlbench report``: loading, Table 2, win/tie/loss files, failures, plots, end to end."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from pmlbench.cli import main as cli_main
+from pmlbench.errors import PmlbenchError
+from pmlbench.report import ReportOptions, build_report, load_results, prepare, write_report
+
+HAS_MPL = importlib.util.find_spec("matplotlib") is not None
+METRICS = {"average_precision": True, "hamming_loss": False}
+
+
+def _run_rows(dataset, rate, method, values, params=None, splits=None):
+    rows = []
+    for split, metric_values in zip(splits or range(len(values)), values, strict=True):
+        for (metric, higher), value in zip(METRICS.items(), metric_values, strict=True):
+            rows.append({"dataset": dataset, "noise": "uniform", "noise_rate": rate,
+                         "method": method, **(params or {}), "seed": 0, "split": split,
+                         "metric": metric, "value": value, "higher_is_better": higher,
+                         "convention": "zhang", "bipartition": "method's predict",
+                         "tuned": "", "oracle": False, "n_train": 100, "n_test": 100,
+                         "n_degenerate": 0, "fit_seconds": 0.1, "predict_seconds": 0.01})
+    return rows
+
+
+def write_run(root: Path, name: str, rows: list[dict]) -> Path:
+    run = root / name
+    run.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(run / "results.csv", index=False)
+    return run
+
+
+@pytest.fixture
+def multirun(tmp_path) -> Path:
+    """3 methods x 2 datasets x 2 noise rates x 3 splits with hand-chosen numbers."""
+    root = tmp_path / "multirun"
+    rng = np.random.default_rng(0)
+    job = 0
+    for dataset, rate in product(["d1", "d2"], [0.5, 1.0]):
+        base = rng.uniform(0.5, 0.7, size=3)
+        for method, shift in [("ref", 0.1), ("near", 0.0), ("far", -0.1)]:
+            noise = rng.normal(0, 0.02, size=3) if method != "near" else np.zeros(3)
+            ap = base + shift + noise
+            hl = 0.5 - ap / 10
+            if method == "near" and dataset == "d2":
+                ap, hl = base + 0.1, 0.5 - (base + 0.1) / 10  # equal to ref's base: ties
+            write_run(root, f"{job}_{method}_{dataset}",
+                      _run_rows(dataset, rate, method, list(zip(ap, hl, strict=True))))
+            job += 1
+    return root
+
+
+def independent_wtl(root: Path, reference: str, alpha: float = 0.05) -> pd.DataFrame:
+    """Win/tie/loss recomputed from the results.csv files with plain pandas + scipy."""
+    frame = pd.concat([pd.read_csv(p) for p in sorted(root.rglob("results.csv"))])
+    counts = {}
+    for (_, _, metric), rows in frame.groupby(["dataset", "noise_rate", "metric"]):
+        ref = rows[rows["method"] == reference].set_index(["seed", "split"])["value"]
+        higher = bool(rows["higher_is_better"].iloc[0])
+        for method in sorted(set(rows["method"]) - {reference}):
+            other = rows[rows["method"] == method].set_index(["seed", "split"])["value"]
+            a, b = ref.align(other, join="inner")
+            d = a.to_numpy() - b.to_numpy()
+            if np.all(d == 0):
+                result = "tie"
+            else:
+                p = 0.0 if np.all(d == d[0]) else stats.ttest_rel(a, b).pvalue
+                better = d.mean() > 0 if higher else d.mean() < 0
+                result = ("win" if better else "loss") if p < alpha else "tie"
+            key = (method, metric)
+            counts.setdefault(key, {"win": 0, "tie": 0, "loss": 0})[result] += 1
+    rows = [{"baseline": m, "metric": k, **v} for (m, k), v in counts.items()]
+    return pd.DataFrame(rows).sort_values(["baseline", "metric"]).reset_index(drop=True)
+
+
+def _without_totals(wtl: pd.DataFrame) -> pd.DataFrame:
+    out = wtl[wtl["metric"] != "total"].sort_values(["baseline", "metric"])
+    return out.reset_index(drop=True).astype({"win": int, "tie": int, "loss": int})
+
+
+def test_report_files_and_independent_wtl(multirun, tmp_path):
+    out = tmp_path / "report"
+    report = build_report([multirun], ReportOptions(reference="ref", plots=False))
+    write_report(report, out)
+    for name in ["table2.md", "table2.tex", "table2.csv", "wtl.md", "wtl.tex", "wtl.csv",
+                 "summary.md", "stats.md", "unmatched.csv", "failures.csv", "ranks.csv"]:
+        assert (out / name).is_file(), name
+    wtl = pd.read_csv(out / "wtl.csv")
+    assert list(wtl.columns) == ["baseline", "metric", "win", "tie", "loss"]
+    pd.testing.assert_frame_equal(_without_totals(wtl), independent_wtl(multirun, "ref"))
+    totals = wtl[wtl["metric"] == "total"].set_index("baseline")
+    per_metric = wtl[wtl["metric"] != "total"].groupby("baseline")[["win", "tie", "loss"]].sum()
+    pd.testing.assert_frame_equal(totals[["win", "tie", "loss"]], per_metric,
+                                  check_names=False)
+    # 'near' equals 'ref' exactly on d2 (2 noise levels x 2 metrics): ties, not NaN
+    near = report.comparisons.comparisons.query("baseline == 'near' and dataset == 'd2'")
+    assert (near["outcome"] == "tie").all() and near["pvalue"].notna().all()
+    assert pd.read_csv(out / "unmatched.csv").empty
+    summary = (out / "summary.md").read_text()
+    assert "ref is significantly better than far on 4 of 4 PML datasets in average precision" \
+        in summary
+
+
+def test_table2_means_std_and_bold_ties(multirun, tmp_path):
+    report = build_report([multirun], ReportOptions(reference="ref", plots=False))
+    table = report.table2
+    raw = pd.concat([pd.read_csv(p) for p in multirun.rglob("results.csv")])
+    sel = raw[(raw["dataset"] == "d1") & (raw["noise_rate"] == 0.5) & (raw["method"] == "far")
+              & (raw["metric"] == "average_precision")]["value"]
+    row = table[(table["dataset"] == "d1") & (table["level"] == "rate=0.5")
+                & (table["method"] == "far") & (table["metric"] == "average_precision")].iloc[0]
+    assert row["mean"] == pytest.approx(sel.mean())
+    assert row["std"] == pytest.approx(np.std(sel, ddof=1))
+    # on d2, ref and near have equal means: both bold, in both directions
+    for metric in METRICS:
+        d2 = table[(table["dataset"] == "d2") & (table["metric"] == metric)]
+        best = d2[d2["best"]]
+        assert set(best["method"]) == {"ref", "near"}, metric
+    # d1: ref best for AP (higher), and for Hamming loss (lower)
+    d1 = table[(table["dataset"] == "d1") & table["best"]]
+    assert set(d1["method"]) == {"ref"}
+    out = tmp_path / "r"
+    write_report(report, out)
+    tex = (out / "table2.tex").read_text()
+    assert all(s in tex for s in (r"\toprule", r"\midrule", r"\bottomrule", r"\textbf{"))
+    md = (out / "table2.md").read_text()
+    assert "| d1 | rate=0.5 | **" in md and "## average precision ↑" in md
+    assert "## Hamming loss ↓" in md
+
+
+def test_unmatched_split_is_reported(multirun, tmp_path):
+    # drop split 2 of 'far' on d1 at rate 0.5
+    run = next(p for p in multirun.iterdir() if p.name.endswith("_far_d1"))
+    frame = pd.read_csv(run / "results.csv")
+    frame[frame["split"] != 2].to_csv(run / "results.csv", index=False)
+    report = build_report([multirun], ReportOptions(reference="ref", plots=False))
+    unmatched = report.comparisons.unmatched
+    assert set(zip(unmatched["baseline"], unmatched["dataset"], unmatched["level"],
+                   unmatched["split"], unmatched["only_in"], strict=True)) == {
+        ("far", "d1", "rate=0.5", 2, "ref")}
+    assert any("1 splits only in ref" in w for w in report.warnings)
+    out = tmp_path / "r"
+    write_report(report, out)
+    assert len(pd.read_csv(out / "unmatched.csv")) == 2  # two metrics
+    assert "only in ref" in (out / "summary.md").read_text()
+    pd.testing.assert_frame_equal(_without_totals(pd.read_csv(out / "wtl.csv")),
+                                  independent_wtl(multirun, "ref"))
+
+
+def test_failures_and_incomplete_runs_are_listed(multirun, tmp_path):
+    failed = multirun / "99_far_d3"
+    failed.mkdir()
+    (failed / "failed.json").write_text(json.dumps({"error": "Traceback...\nValueError: boom"}))
+    logged = multirun / "98_ref_d3"
+    logged.mkdir()
+    (logged / "units.json").write_text(json.dumps({"units": [
+        {"key": "k", "split": 1, "status": "failed", "error": "RuntimeError: no convergence"},
+        {"key": "k2", "split": 0, "status": "computed"}]}))
+    (multirun / "97_near_d3" / ".hydra").mkdir(parents=True)
+    loaded = load_results([multirun])
+    assert list(loaded.failures["error"]) == ["ValueError: boom", "RuntimeError: no convergence"]
+    assert loaded.incomplete == [multirun / "97_near_d3"]
+    report = build_report([multirun], ReportOptions(plots=False))
+    out = tmp_path / "r"
+    write_report(report, out)
+    assert len(pd.read_csv(out / "failures.csv")) == 2
+    summary = (out / "summary.md").read_text()
+    assert "ValueError: boom" in summary and "incomplete run" in summary
+
+
+def test_method_configurations_get_distinct_labels(tmp_path):
+    rows = []
+    for k, shift in [(5, 0.0), (10, 0.05)]:
+        rows += _run_rows("d1", 1.0, "mlknn", [(0.6 + shift + i / 100, 0.1) for i in range(3)],
+                          params={"param_k": k})
+    write_run(tmp_path, "run", rows)
+    prepared = prepare(load_results([tmp_path]).records)
+    assert prepared.methods == ["mlknn[k=10]", "mlknn[k=5]"]
+    with pytest.raises(PmlbenchError, match="configurations"):
+        build_report([tmp_path], ReportOptions(reference="mlknn", plots=False))
+
+
+def test_bad_inputs_are_one_line_errors(multirun, tmp_path):
+    with pytest.raises(PmlbenchError, match="does not exist"):
+        load_results([tmp_path / "nope"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PmlbenchError, match="no results.csv"):
+        load_results([tmp_path / "empty"])
+    # the same unit twice with different numbers
+    clash = tmp_path / "clash"
+    write_run(clash, "a", _run_rows("d1", 1.0, "m", [(0.5, 0.1), (0.6, 0.2)]))
+    write_run(clash, "b", _run_rows("d1", 1.0, "m", [(0.5, 0.1), (0.7, 0.2)]))
+    with pytest.raises(PmlbenchError, match="conflicting results"):
+        build_report([clash], ReportOptions(plots=False))
+    # mixed conventions need a filter
+    mixed = tmp_path / "mixed"
+    write_run(mixed, "a", _run_rows("d1", 1.0, "m", [(0.5, 0.1), (0.6, 0.2)]))
+    other = pd.DataFrame(_run_rows("d1", 1.0, "n", [(0.5, 0.1), (0.6, 0.2)]))
+    other["convention"] = "sklearn"
+    (mixed / "b").mkdir()
+    other.to_csv(mixed / "b" / "results.csv", index=False)
+    with pytest.raises(PmlbenchError, match="--where convention="):
+        build_report([mixed], ReportOptions(plots=False))
+    assert build_report([mixed], ReportOptions(plots=False, where={"convention": "zhang"}))
+    with pytest.raises(PmlbenchError, match="no results for metrics"):
+        build_report([multirun], ReportOptions(plots=False, metrics=["coverage"]))
+
+
+def test_cli(multirun, tmp_path, capsys):
+    out = tmp_path / "cli"
+    code = cli_main(["report", str(multirun), "--out", str(out), "--reference", "ref",
+                     "--correction", "holm", "--test", "corrected", "--no-plots",
+                     "--metrics", "average_precision"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "average precision" in printed and "win/tie/loss of ref" in printed
+    wtl = pd.read_csv(out / "wtl.csv")
+    assert set(wtl["metric"]) == {"average_precision", "total"}
+    assert cli_main(["report", str(multirun), "--out", str(out), "--reference", "nobody",
+                     "--no-plots"]) == 2
+    assert "reference method 'nobody'" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not HAS_MPL, reason="matplotlib (the plots extra) is not installed")
+def test_plots_cd_noise_and_sensitivity(multirun, tmp_path):
+    # a one-at-a-time sweep of lambda1 with lambda2 fixed, and one point of lambda2
+    for dataset in ["d1", "d2"]:
+        rows = []
+        for lam in [0.001, 0.1, 10.0]:
+            rows += _run_rows(dataset, 1.0, "pml3er", [(0.5 + np.log10(lam) / 100, 0.1)] * 2,
+                              params={"param_lambda1": lam, "param_lambda2": 1.0})
+        rows += _run_rows(dataset, 1.0, "pml3er", [(0.55, 0.1)] * 2,
+                          params={"param_lambda1": 1.0, "param_lambda2": 100.0})
+        write_run(multirun, f"sens_{dataset}", rows)
+    report = build_report([multirun], ReportOptions(metrics=["average_precision"]))
+    written = write_report(report, tmp_path / "r")
+    names = {p.name for p in written}
+    assert {"cd_average_precision.svg", "cd_average_precision.png",
+            "noise_average_precision.svg", "noise_average_precision.png",
+            "sensitivity_pml3er_lambda1_average_precision.svg"} <= names
+    assert not any("lambda2" in n for n in names)  # two values only: not a sweep
+    svg = (tmp_path / "r" / "plots" / "cd_average_precision.svg").read_text()
+    assert "CD = " in svg and "ref" in svg
+
+
+@pytest.mark.slow
+def test_end_to_end_real_runs(tmp_path):
+    """pml3er and mlknn on genbase at two noise rates, reported and recomputed independently."""
+    from pmlbench.app import run_config
+
+    root = tmp_path / "multirun"
+    for job, (method, rate) in enumerate(product(["pml3er", "mlknn"], [0.5, 1.0])):
+        config = {"dataset": {"name": "genbase"}, "noise": {"name": "uniform", "rate": rate},
+                  "method": {"name": method}, "tune": {"grid": {}},
+                  "metrics": ["average_precision", "hamming_loss", "ranking_loss"],
+                  "metric_convention": "zhang", "seed": 0, "protocol": {"n_splits": 3}}
+        run_config(config, root / f"{job}_{method}_genbase", quiet=True)
+    out = tmp_path / "report"
+    assert cli_main(["report", str(root), "--out", str(out), "--reference", "pml3er",
+                     "--no-plots", "--quiet"]) == 0
+    wtl = pd.read_csv(out / "wtl.csv")
+    pd.testing.assert_frame_equal(_without_totals(wtl), independent_wtl(root, "pml3er"))
+    assert int(wtl[wtl["metric"] == "total"][["win", "tie", "loss"]].sum(axis=1).iloc[0]) == 6
+    table = pd.read_csv(out / "table2.csv")
+    assert set(table["level"]) == {"rate=0.5", "rate=1"}
+    assert len(table) == 2 * 2 * 3

@@ -1,0 +1,289 @@
+"""Statistics: paired tests, Holm, ranks, Friedman/Nemenyi (Demšar 2006), Wilcoxon, win/tie/loss."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from pmlbench.errors import PmlbenchError
+from pmlbench.stats import (
+    adjust_pvalues,
+    compare_with_reference,
+    control_posthoc,
+    corrected_resampled_ttest,
+    friedman_from_ranks,
+    friedman_test,
+    nemenyi_critical_difference,
+    nonsignificant_groups,
+    outcome,
+    paired_ttest,
+    pairwise_posthoc,
+    rank_within_blocks,
+    wilcoxon_signed_rank,
+    win_tie_loss,
+)
+
+# Demšar (2006), Table 6: AUC of C4.5 with default settings, tuned m, tuned cf, both tuned
+DEMSAR_METHODS = ["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"]
+DEMSAR_AUC = np.array([
+    [0.763, 0.768, 0.771, 0.798],  # adult
+    [0.599, 0.591, 0.590, 0.569],  # breast cancer
+    [0.954, 0.971, 0.968, 0.967],  # breast cancer wisconsin
+    [0.628, 0.661, 0.654, 0.657],  # cmc
+    [0.882, 0.888, 0.886, 0.898],  # ionosphere
+    [0.936, 0.931, 0.916, 0.931],  # iris
+    [0.661, 0.668, 0.609, 0.685],  # liver disorders
+    [0.583, 0.583, 0.563, 0.625],  # lung cancer
+    [0.775, 0.838, 0.866, 0.875],  # lymphography
+    [1.000, 1.000, 1.000, 1.000],  # mushroom
+    [0.940, 0.962, 0.965, 0.962],  # primary tumor
+    [0.619, 0.666, 0.614, 0.669],  # rheum
+    [0.972, 0.981, 0.975, 0.975],  # voting
+    [0.957, 0.978, 0.946, 0.970],  # wine
+])
+DEMSAR_RANKS = [3.143, 2.000, 2.893, 1.964]  # as published
+
+
+# ---------------------------------------------------------------- paired tests
+
+def test_paired_ttest_is_scipys_ttest_rel(rng):
+    a, b = rng.normal(size=7), rng.normal(size=7)
+    expected = stats.ttest_rel(a, b)
+    result = paired_ttest(a, b)
+    assert result.statistic == pytest.approx(expected.statistic)
+    assert result.pvalue == pytest.approx(expected.pvalue)
+    assert result.mean_difference == pytest.approx(np.mean(a - b))
+
+
+def test_identical_numbers_on_every_split_tie_without_nan():
+    a = [0.5, 0.6, 0.7]
+    result = paired_ttest(a, list(a))
+    assert (result.statistic, result.pvalue) == (0.0, 1.0)
+    assert outcome(result, result.pvalue < 0.05, higher_is_better=True) == "tie"
+
+
+def test_constant_nonzero_shift_is_significant_in_its_direction():
+    a = np.array([0.5, 0.25, 0.75])
+    result = paired_ttest(a + 0.125, a)  # exact in binary: every difference is 0.125
+    assert result.statistic == math.inf and result.pvalue == 0.0
+    assert outcome(result, True, higher_is_better=True) == "win"
+    assert outcome(result, True, higher_is_better=False) == "loss"
+    down = paired_ttest(a - 0.125, a)
+    assert down.statistic == -math.inf
+    assert outcome(down, True, higher_is_better=False) == "win"
+
+
+def test_paired_test_needs_two_pairs_and_finite_values():
+    with pytest.raises(PmlbenchError, match="at least 2"):
+        paired_ttest([1.0], [2.0])
+    with pytest.raises(PmlbenchError, match="NaN"):
+        paired_ttest([1.0, np.nan], [2.0, 1.0])
+
+
+def test_corrected_resampled_ttest_worked_example():
+    # d = [0.02, 0.02, 0.00, 0.03, 0.03]: mean 0.02, var(ddof=1) = 6e-4 / 4 = 1.5e-4, J = 5.
+    a = [0.80, 0.82, 0.79, 0.81, 0.83]
+    b = [0.78, 0.80, 0.79, 0.78, 0.80]
+    # 50/50 splits: n_test/n_train = 1, t = 0.02 / sqrt((1/5 + 1) * 1.5e-4) = 1.4907119...
+    result = corrected_resampled_ttest(a, b, n_train=100, n_test=100)
+    assert result.statistic == pytest.approx(0.02 / math.sqrt(1.2 * 1.5e-4), rel=1e-9)
+    assert result.statistic == pytest.approx(1.4907119849998598, rel=1e-9)
+    assert result.pvalue == pytest.approx(2 * stats.t.sf(1.4907119849998598, df=4), rel=1e-9)
+    # 2:1 train/test: t = 0.02 / sqrt((0.2 + 0.5) * 1.5e-4) = 1.9518001...
+    other = corrected_resampled_ttest(a, b, n_train=200, n_test=100)
+    assert other.statistic == pytest.approx(0.02 / math.sqrt(0.7 * 1.5e-4), rel=1e-9)
+    # the plain paired t-test on the same numbers is far more confident
+    plain = paired_ttest(a, b)
+    assert plain.statistic == pytest.approx(0.02 / math.sqrt(1.5e-4 / 5), rel=1e-9)
+    assert plain.pvalue < 0.05 < result.pvalue
+
+
+def test_corrected_test_rejects_bad_sizes():
+    with pytest.raises(PmlbenchError, match="n_train"):
+        corrected_resampled_ttest([1, 2], [2, 2.5], n_train=0, n_test=10)
+
+
+# ---------------------------------------------------------------- Holm
+
+def test_holm_adjustment_by_hand_and_not_holm_sidak():
+    adjusted = adjust_pvalues([0.01, 0.04, 0.03], "holm")
+    # sorted 0.01, 0.03, 0.04 -> 3*0.01, max(0.03, 2*0.03), max(0.06, 1*0.04)
+    np.testing.assert_allclose(adjusted, [0.03, 0.06, 0.06])
+    assert adjusted[0] != pytest.approx(1 - 0.99 ** 3)  # Holm-Sidak would give 0.029701
+    np.testing.assert_allclose(adjust_pvalues([0.01, 0.5], "none"), [0.01, 0.5])
+    with pytest.raises(PmlbenchError, match="correction"):
+        adjust_pvalues([0.1], "bonferroni")
+
+
+# ---------------------------------------------------------------- ranks
+
+def test_ranks_follow_direction_and_average_ties():
+    values = [[0.9, 0.8, 0.8], [0.1, 0.2, 0.3]]
+    np.testing.assert_array_equal(rank_within_blocks(values, True), [[1, 2.5, 2.5], [3, 2, 1]])
+    np.testing.assert_array_equal(rank_within_blocks(values, False), [[3, 1.5, 1.5], [1, 2, 3]])
+
+
+# ---------------------------------------------------------------- Friedman, Demšar (2006)
+
+def test_demsar_ranks_of_the_printed_table():
+    # Row ranks by hand (1 = highest AUC, ties averaged), summed over the 14 rows:
+    # C4.5 44, C4.5+m 28, C4.5+cf 41, C4.5+m+cf 27 (total 14 * 10 = 140). The paper prints
+    # 2.893 and 1.964 for the last two: one of its rows was ranked on unrounded AUCs,
+    # where C4.5+cf and C4.5+m+cf tie; the printed 3-decimal table does not show it.
+    result = friedman_test(DEMSAR_AUC, True, DEMSAR_METHODS)
+    np.testing.assert_allclose(result.average_ranks, np.array([44, 28, 41, 27]) / 14)
+    assert result.n_blocks == 14 and result.k == 4
+
+
+def test_demsar_friedman_statistics_from_published_ranks():
+    result = friedman_from_ranks(DEMSAR_RANKS, 14, DEMSAR_METHODS)
+    assert result.chi2 == pytest.approx(9.28, abs=0.005)
+    assert result.f_statistic == pytest.approx(3.69, abs=0.005)
+    assert result.pvalue == pytest.approx(stats.chi2.sf(result.chi2, 3))
+    assert result.f_pvalue == pytest.approx(stats.f.sf(result.f_statistic, 3, 39))
+    assert result.f_pvalue < 0.05  # "the null hypothesis is rejected"
+
+
+def test_demsar_nemenyi_critical_difference():
+    # q_0.05 = 2.569 for k = 4: CD = 2.569 * sqrt(4 * 5 / (6 * 14)) = 1.25
+    assert nemenyi_critical_difference(4, 14, 0.05) == pytest.approx(2.569 * math.sqrt(20 / 84),
+                                                                      abs=1e-3)
+    assert nemenyi_critical_difference(4, 14, 0.05) == pytest.approx(1.25, abs=0.005)
+    # q_0.10 = 2.291: CD = 1.12
+    assert nemenyi_critical_difference(4, 14, 0.10) == pytest.approx(1.12, abs=0.005)
+    for k, q in [(2, 1.960), (3, 2.343), (10, 3.164)]:
+        assert nemenyi_critical_difference(k, 6, 0.05) / math.sqrt(k * (k + 1) / 36) == \
+            pytest.approx(q, abs=1e-3)
+
+
+def test_demsar_posthoc_tests():
+    result = friedman_from_ranks(DEMSAR_RANKS, 14, DEMSAR_METHODS)
+    pairs = pairwise_posthoc(result, alpha=0.05)
+    # Nemenyi at 0.05: even the best vs the worst (1.179) stays below CD = 1.25
+    assert not pairs["significant_nemenyi"].any()
+    # Holm against the control C4.5: z = (R_C4.5 - R_j) / 0.488, p = 0.019, 0.608, 0.016
+    control = control_posthoc(result, "C4.5", alpha=0.05).set_index("method")
+    np.testing.assert_allclose(control["p"], [0.019, 0.608, 0.016], atol=0.0015)
+    # Holm: 0.016 < 0.05/3 and 0.019 < 0.05/2 are rejected, 0.608 is not
+    assert list(control["significant_holm"]) == [True, False, True]
+    # Nemenyi at 0.10 (CD = 1.12): C4.5 is worse than C4.5+m and C4.5+m+cf; C4.5+cf is
+    # in both groups (the paper's Figure 1)
+    pairs10 = pairwise_posthoc(result, alpha=0.10)
+    different = {frozenset((a, b)) for a, b, s in pairs10[
+        ["method_a", "method_b", "significant_nemenyi"]].itertuples(index=False) if s}
+    assert different == {frozenset(("C4.5", "C4.5+m")), frozenset(("C4.5", "C4.5+m+cf"))}
+    groups = nonsignificant_groups(DEMSAR_METHODS, DEMSAR_RANKS,
+                                   lambda a, b: frozenset((a, b)) in different)
+    assert groups == [("C4.5+m+cf", "C4.5+m", "C4.5+cf"), ("C4.5+cf", "C4.5")]
+
+
+def test_friedman_edge_cases():
+    same = friedman_test(np.ones((3, 4)), True, "abcd")
+    assert same.chi2 == 0 and same.pvalue == pytest.approx(1.0)
+    separated = friedman_test(np.tile([4.0, 3.0, 2.0, 1.0], (5, 1)), True, "abcd")
+    assert separated.chi2 == pytest.approx(5 * 3)  # its maximum N(k-1)
+    assert separated.f_statistic == math.inf and separated.f_pvalue == 0.0
+    with pytest.raises(PmlbenchError, match="at least 2"):
+        friedman_test(np.ones((1, 3)), True, "abc")
+
+
+# ---------------------------------------------------------------- Wilcoxon
+
+def test_wilcoxon_by_hand():
+    # d = [1, 2, -3, 4, 5]: R+ = 1 + 2 + 4 + 5 = 12, R- = 3; exact two-sided p = 2 * 5/32
+    a = np.array([11.0, 12.0, 7.0, 14.0, 15.0])
+    b = np.full(5, 10.0)
+    result = wilcoxon_signed_rank(a, b, higher_is_better=True)
+    assert (result.rank_sum_a, result.rank_sum_b, result.statistic) == (12, 3, 3)
+    assert result.pvalue == pytest.approx(2 * 5 / 32)
+    assert (result.n_a_better, result.n_b_better) == (4, 1)
+    flipped = wilcoxon_signed_rank(a, b, higher_is_better=False)
+    assert (flipped.rank_sum_a, flipped.rank_sum_b) == (3, 12)
+    zero = wilcoxon_signed_rank(b, b, True)
+    assert zero.pvalue == 1.0
+
+
+# ---------------------------------------------------------------- win/tie/loss
+
+def _fixture() -> pd.DataFrame:
+    rows = []
+
+    def add(dataset, metric, method, values, splits=None):
+        for split, value in zip(splits or range(len(values)), values, strict=True):
+            rows.append({"dataset": dataset, "level": "rate=1", "method": method, "seed": 0,
+                         "split": split, "metric": metric, "value": value,
+                         "n_train": 50, "n_test": 50})
+
+    # d1/ap: A better on every split (d = .10, .09, .11; t = 17.3, p = 0.0033): win
+    add("d1", "ap", "A", [0.90, 0.91, 0.92])
+    add("d1", "ap", "B", [0.80, 0.82, 0.81])
+    # d2/ap: identical numbers: tie
+    add("d2", "ap", "A", [0.5, 0.6, 0.7])
+    add("d2", "ap", "B", [0.5, 0.6, 0.7])
+    # d1/hl (lower is better): A lower by exactly 0.125 on every split: win, not NaN
+    add("d1", "hl", "A", [0.125, 0.25, 0.375])
+    add("d1", "hl", "B", [0.25, 0.375, 0.5])
+    # d2/hl: A higher (worse) on every split by varying amounts: loss
+    add("d2", "hl", "A", [0.30, 0.41, 0.35])
+    add("d2", "hl", "B", [0.10, 0.20, 0.16])
+    # d3/ap: B lacks split 2: tested on splits 0, 1, split 2 reported as unmatched
+    add("d3", "ap", "A", [0.7, 0.8, 0.9])
+    add("d3", "ap", "B", [0.6, 0.75], splits=[0, 1])
+    # d3/hl: one matched split only: untested
+    add("d3", "hl", "A", [0.2, 0.3], splits=[0, 1])
+    add("d3", "hl", "B", [0.1], splits=[0])
+    return pd.DataFrame(rows)
+
+
+DIRECTIONS = {"ap": True, "hl": False}
+
+
+def test_win_tie_loss_on_hand_made_fixture():
+    comparisons = compare_with_reference(_fixture(), "A", DIRECTIONS)
+    table = comparisons.comparisons.set_index(["metric", "dataset"])
+    assert table.loc[("ap", "d1"), "outcome"] == "win"
+    assert table.loc[("ap", "d1"), "pvalue"] == pytest.approx(
+        stats.ttest_rel([0.90, 0.91, 0.92], [0.80, 0.82, 0.81]).pvalue)
+    assert table.loc[("ap", "d2"), "outcome"] == "tie"
+    assert table.loc[("hl", "d1"), "outcome"] == "win"
+    assert table.loc[("hl", "d2"), "outcome"] == "loss"
+    assert table.loc[("ap", "d3"), "n"] == 2
+    assert table.loc[("hl", "d3"), "outcome"] == "untested"
+    unmatched = comparisons.unmatched
+    assert set(zip(unmatched["dataset"], unmatched["metric"], unmatched["split"],
+                   unmatched["only_in"], strict=True)) == {("d3", "ap", 2, "A"),
+                                                            ("d3", "hl", 1, "A")}
+    wtl = win_tie_loss(comparisons.comparisons, ["ap", "hl"])
+    assert list(wtl.columns) == ["baseline", "metric", "win", "tie", "loss"]
+    assert wtl.to_dict(orient="records") == [
+        {"baseline": "B", "metric": "ap", "win": 1, "tie": 2, "loss": 0},
+        {"baseline": "B", "metric": "hl", "win": 1, "tie": 0, "loss": 1},
+        {"baseline": "B", "metric": "total", "win": 2, "tie": 2, "loss": 1},
+    ]
+
+
+def test_holm_and_corrected_test_change_decisions_consistently():
+    records = _fixture()
+    plain = compare_with_reference(records, "A", DIRECTIONS).comparisons
+    holm = compare_with_reference(records, "A", DIRECTIONS, correction="holm").comparisons
+    tested = plain["pvalue"].notna()
+    np.testing.assert_allclose(holm.loc[tested, "p_adjusted"],
+                               adjust_pvalues(plain.loc[tested, "pvalue"], "holm"))
+    assert (holm.loc[tested, "p_adjusted"] >= plain.loc[tested, "pvalue"]).all()
+    corrected = compare_with_reference(records, "A", DIRECTIONS, test="corrected").comparisons
+    row = corrected[(corrected["metric"] == "ap") & (corrected["dataset"] == "d1")].iloc[0]
+    expected = corrected_resampled_ttest([0.90, 0.91, 0.92], [0.80, 0.82, 0.81], 50, 50)
+    assert row["statistic"] == pytest.approx(expected.statistic)
+    # the constant shift stays significant under every variant
+    for frame in (holm, corrected):
+        hl = frame[(frame["metric"] == "hl") & (frame["dataset"] == "d1")].iloc[0]
+        assert hl["outcome"] == "win"
+
+
+def test_unknown_reference_is_a_one_line_error():
+    with pytest.raises(PmlbenchError, match="reference method 'C'"):
+        compare_with_reference(_fixture(), "C", DIRECTIONS)
