@@ -11,6 +11,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from threadpoolctl import threadpool_limits
 
 from pmlbench.bipartition import ensure_nonempty
 from pmlbench.errors import PmlbenchError
@@ -98,24 +99,28 @@ class Ridge(BaseEstimator):
         w_solver: "cholesky" (factor per lambda2) or "eigh" (one eigendecomposition for all).
         threshold, allow_empty: the rule of ``predict`` (score >= threshold; an instance with
             no label above it gets its top-scored label unless allow_empty).
+        blas_threads: BLAS threads during fit (None: the library default), as PML3ER's.
     """
 
     default_tuning_grid = {"lambda2": [10, 100]}
     default_bipartition = {"rule": "threshold", "threshold": 0.5, "allow_empty": False}
 
     def __init__(self, lambda2: float = 10.0, w_solver: str = "cholesky",
-                 threshold: float = 0.5, allow_empty: bool = False):
+                 threshold: float = 0.5, allow_empty: bool = False,
+                 blas_threads: int | None = 1):
         self.lambda2 = lambda2
         self.w_solver = w_solver
         self.threshold = threshold
         self.allow_empty = allow_empty
+        self.blas_threads = blas_threads
 
     def fit(self, X, Y) -> Ridge:
         """Solve Eq. 17 with C = Y."""
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
-        system = RidgeSystem(X, float(self.lambda2), solver=self.w_solver)
-        self.W_ = system.solve(Y.astype(np.float64))
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            system = RidgeSystem(X, float(self.lambda2), solver=self.w_solver)
+            self.W_ = system.solve(Y.astype(np.float64))
         self.n_features_in_ = X.shape[1]
         return self
 
