@@ -11,6 +11,7 @@ units.json saying which was which.
 from __future__ import annotations
 
 import dataclasses
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,6 +156,7 @@ class UnitRunner:
             self.log.add(key, plan.index, "cached")
             self.advance()
             return found[1]
+        wall, cpu = time.perf_counter(), time.process_time()
         try:
             result = compute()
         except Exception as exc:  # any failure of a unit is recorded; the other units go on
@@ -163,13 +165,17 @@ class UnitRunner:
             self.fail(plan.index, exc)
             self.advance()
             return None
+        # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics): unlike wall
+        # time they do not grow when other processes share the cores
+        timing = {"wall_seconds": time.perf_counter() - wall,
+                  "cpu_seconds": time.process_time() - cpu}
         summary = {"name": dataset.name, **dataset.summary()}
         noise = NATURAL_NOISE if dataset.Y_candidates is not None else self.spec.noise["name"]
         if self.store is not None:
-            self.store.save(self.unit_record(key, plan.index, result, summary, noise),
-                            arrays=result.arrays or None)
-        self.log.add(key, plan.index, "computed",
-                     seconds=result.fit_seconds + result.predict_seconds)
+            record = self.unit_record(key, plan.index, result, summary, noise)
+            record["run"].update(timing)
+            self.store.save(record, arrays=result.arrays or None)
+        self.log.add(key, plan.index, "computed", **timing)
         self.advance()
         return result
 

@@ -1,0 +1,231 @@
+"""Unit keys, the result store, resume in-process, the shared-work cache and thread limits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from threadpoolctl import threadpool_info
+
+from pmlbench import cache
+from pmlbench.api import compose_config
+from pmlbench.app import UnitsFailed, run_config, spec_from_config
+from pmlbench.errors import PmlbenchError
+from pmlbench.experiment import ExperimentSpec
+from pmlbench.methods.mlknn import MLkNN
+from pmlbench.store import ResultStore, iter_failures, iter_records, load_failures, load_records
+from pmlbench.threads import limit_threads, threads_for_job
+from pmlbench.units import unit_description, unit_key, unit_keys
+
+BASE = dict(
+    dataset={"name": "genbase"}, noise={"name": "uniform", "rate": 1.0, "rounding": "half_up"},
+    method={"name": "mlknn", "k": 10, "s": 1.0},
+    tune={"grid": {"k": None, "s": None}, "cv": 5, "scoring": "average_precision",
+          "oracle": False},
+    bipartition={"rule": "method", "threshold": 0.5, "allow_empty": True},
+    metrics=["hamming_loss", "average_precision"], seed=0,
+)
+
+
+def spec(**changes) -> ExperimentSpec:
+    return ExperimentSpec(**{**BASE, **changes})
+
+
+def test_key_ignores_argument_order_and_spelling():
+    reordered = spec(
+        method={"s": 1, "k": 10, "name": "mlknn"},  # other order, 1 for 1.0
+        noise={"rounding": "half_up", "rate": 1, "name": "uniform"},
+        tune={"oracle": True, "grid": {"s": None}},  # no grid: the other options do nothing
+        metrics=["average_precision", "hamming_loss"],
+        bipartition={"allow_empty": True, "threshold": 0.5, "rule": "method"},
+    )
+    assert unit_key(reordered, 3) == unit_key(spec(), 3)
+    # the number of splits and output options do not change what a split is
+    assert unit_key(spec(n_splits=2, save_predictions=True), 1) == unit_key(spec(), 1)
+    assert unit_keys(spec(n_splits=3)) == [unit_key(spec(), s) for s in range(3)]
+
+
+@pytest.mark.parametrize("change", [
+    {"noise": {"name": "uniform", "rate": 1.5, "rounding": "half_up"}},
+    {"method": {"name": "mlknn", "k": 11, "s": 1.0}},
+    {"dataset": {"name": "medical"}},
+    {"seed": 1},
+    {"test_size": 0.4},
+    {"metric_convention": "sklearn"},
+    {"metrics": ["hamming_loss"]},
+    {"tune": {"grid": {"k": [5, 10]}, "cv": 5}},
+    {"bipartition": {"rule": "threshold", "threshold": 0.5, "allow_empty": True}},
+])
+def test_key_changes_with_what_the_unit_computes(change):
+    assert unit_key(spec(**change), 0) != unit_key(spec(), 0)
+    assert unit_key(spec(), 0) != unit_key(spec(), 1)
+
+
+def test_key_covers_the_method_source():
+    description = unit_description(spec(), 0)
+    assert description["code"]["method"] and description["code"]["dataset"]
+    assert "code" not in unit_description(spec(), 0, fingerprints=False)
+
+
+def test_store_write_is_atomic_and_temp_files_are_ignored(tmp_path):
+    store = ResultStore(tmp_path)
+    record = {"key": "k1", "status": "done", "records": [{"metric": "m", "value": 0.5}]}
+    store.save(record)
+    # a writer killed mid-write leaves only its temporary file: simulate one in a subprocess
+    code = (
+        "import os, sys; from pmlbench.atomic import atomic_write\n"
+        "def half(p):\n"
+        "    p.write_text('{\"key\": \"k2\", \"status\": \"do')\n"
+        "    os._exit(9)\n"
+        f"atomic_write({str(tmp_path / 'k2.json')!r}, half)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code])
+    assert proc.returncode == 9
+    leftovers = list(tmp_path.glob(".k2.json.*.tmp"))
+    assert len(leftovers) == 1 and leftovers[0].read_text().startswith('{"key": "k2"')
+    assert not store.is_done("k2") and store.load("k2") is None
+    assert [r["key"] for r in iter_records(tmp_path)] == ["k1"]
+    assert load_records(tmp_path)["unit_key"].tolist() == ["k1"]
+
+
+def test_failure_is_listed_until_the_unit_succeeds(tmp_path):
+    store = ResultStore(tmp_path)
+    unit = {"dataset": {"name": "genbase"}, "noise": {"name": "uniform", "rate": 1.0},
+            "method": {"name": "mlknn", "k": 3}, "seed": 0, "split": 1}
+    store.save_failure({"key": "k", "status": "failed", "unit": unit, "error": "boom",
+                        "traceback": "Traceback ... boom"})
+    failures = load_failures(tmp_path)
+    assert failures.loc[0, ["dataset", "method", "param_k", "noise_rate", "split", "error"]
+                        ].tolist() == ["genbase", "mlknn", 3, 1.0, 1, "boom"]
+    store.save({"key": "k", "status": "done", "records": []})
+    assert list(iter_failures(tmp_path)) == [] and not store.failure_path("k").exists()
+    with pytest.raises(PmlbenchError, match="does not exist"):
+        list(iter_records(tmp_path / "missing"))
+
+
+@pytest.fixture(scope="module")
+def genbase_config():
+    return compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=2",
+                           "quiet=true"])
+
+
+def test_rerun_reuses_stored_units_with_identical_results(tmp_path, genbase_config):
+    store = ResultStore(tmp_path / "store")
+    first = run_config(genbase_config, tmp_path / "a", quiet=True, store=store)
+    second = run_config(genbase_config, tmp_path / "b", quiet=True, store=store)
+    statuses = [[u["status"] for u in json.loads((tmp_path / d / "units.json").read_text())
+                 ["units"]] for d in ("a", "b")]
+    assert statuses == [["computed", "computed"], ["cached", "cached"]]
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / "results.csv"),
+                                  pd.read_csv(tmp_path / "b" / "results.csv"))
+    pd.testing.assert_frame_equal(first.records(), second.records())
+    stored = load_records(tmp_path / "store").drop(columns="unit_key")
+    pd.testing.assert_frame_equal(
+        stored.sort_values(["split", "metric"]).reset_index(drop=True),
+        first.records().sort_values(["split", "metric"]).reset_index(drop=True))
+    run_config(genbase_config, tmp_path / "c", quiet=True, store=store, recompute=True)
+    units = json.loads((tmp_path / "c" / "units.json").read_text())["units"]
+    assert [u["status"] for u in units] == ["computed", "computed"]
+
+
+def test_failing_split_is_recorded_and_the_others_run(tmp_path, genbase_config, monkeypatch):
+    calls = {"n": 0}
+    original = MLkNN.fit
+
+    def fit_failing_first(self, X, Y):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ValueError("synthetic failure in split 0")
+        return original(self, X, Y)
+
+    monkeypatch.setattr(MLkNN, "fit", fit_failing_first)
+    store = ResultStore(tmp_path / "store")
+    with pytest.raises(UnitsFailed, match="1 of 2 units failed; first: ValueError: synthetic"):
+        run_config(genbase_config, tmp_path / "run", quiet=True, store=store)
+    results = pd.read_csv(tmp_path / "run" / "results.csv")
+    assert results["split"].unique().tolist() == [1]
+    (failure,) = iter_failures(tmp_path / "store")
+    assert failure["unit"]["split"] == 0 and "synthetic failure" in failure["traceback"]
+    assert "Traceback" in failure["traceback"]
+    keys = unit_keys(spec_from_config(genbase_config))
+    assert failure["key"] == keys[0] and ResultStore(tmp_path / "store").is_done(keys[1])
+    # the failed unit is not done: a rerun computes it and only it
+    monkeypatch.setattr(MLkNN, "fit", original)
+    run_config(genbase_config, tmp_path / "rerun", quiet=True, store=store)
+    units = json.loads((tmp_path / "rerun" / "units.json").read_text())["units"]
+    assert [u["status"] for u in units] == ["computed", "cached"]
+    assert list(iter_failures(tmp_path / "store")) == []
+
+
+def test_without_a_store_errors_propagate(tmp_path, genbase_config):
+    with pytest.raises(PmlbenchError, match="neighbours requested"):
+        run_config({**genbase_config, "method": {"name": "mlknn", "k": 10_000, "s": 1.0}},
+                   tmp_path, quiet=True)
+
+
+def test_cached_array_hits_misses_and_keys(tmp_path):
+    X = np.random.default_rng(0).random((20, 4))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return np.argsort(X, axis=1), sp.random(20, 20, density=0.2, format="csr",
+                                                random_state=0)
+
+    with cache.using_cache_dir(None):
+        cache.cached_array("t", {"X": X}, compute)
+        cache.cached_array("t", {"X": X}, compute)
+    assert len(calls) == 2  # off unless a directory is set
+    with cache.using_cache_dir(tmp_path):
+        first = cache.cached_array("t", {"X": X, "k": 3}, compute)
+        again = cache.cached_array("t", {"k": 3, "X": X.copy()}, compute)
+        assert len(calls) == 3
+        np.testing.assert_array_equal(first[0], again[0])
+        assert (first[1] != again[1]).nnz == 0 and isinstance(again, tuple)
+        X2 = X.copy()
+        X2[0, 0] += 1e-12
+        cache.cached_array("t", {"X": X2, "k": 3}, compute)
+        cache.cached_array("t", {"X": X, "k": 4}, compute)
+        cache.cached_array("t", {"X": sp.csr_matrix(X), "k": 3}, compute)
+        assert len(calls) == 6
+
+
+def test_cached_array_is_safe_when_writers_race(tmp_path):
+    X = np.arange(12.0).reshape(3, 4)
+    barrier = threading.Barrier(8)
+
+    def compute():
+        barrier.wait(timeout=10)  # all writers compute at once, then race to rename
+        return X * 2
+
+    with cache.using_cache_dir(tmp_path), ThreadPoolExecutor(8) as pool:
+        values = list(pool.map(lambda _: cache.cached_array("race", {"X": X}, compute),
+                               range(8)))
+        assert all(np.array_equal(v, X * 2) for v in values)
+        entries = list((tmp_path / "race").rglob("*.npz"))
+        assert len(entries) == 1 and not list((tmp_path / "race").rglob("*.tmp"))
+        assert np.array_equal(cache.cached_array("race", {"X": X}, lambda: None), X * 2)
+
+
+def test_threads_per_job():
+    joblib = {"_target_": "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"}
+    assert threads_for_job(None, {**joblib, "n_jobs": 2}, cores=8) == 4
+    assert threads_for_job(None, {**joblib, "n_jobs": -1}, cores=8) == 1
+    assert threads_for_job(None, {**joblib, "n_jobs": -3}, cores=8) == 1
+    assert threads_for_job(None, {**joblib, "n_jobs": 16}, cores=8) == 1
+    assert threads_for_job(None, {"_target_": "x.SlurmLauncher.submitit", "cpus_per_task": 4}
+                           ) == 4
+    assert threads_for_job(None, {"_target_": "hydra._internal.BasicLauncher"}) is None
+    assert threads_for_job(3, {**joblib, "n_jobs": 2}) == 3
+    for bad in (0, -1, "two", True):
+        with pytest.raises(PmlbenchError, match="threads_per_job"):
+            threads_for_job(bad)
+    with limit_threads(1):
+        assert all(pool["num_threads"] == 1 for pool in threadpool_info())

@@ -1,0 +1,139 @@
+"""Multiruns through Hydra's launchers: resume after SIGKILL, failing units, named sweeps."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pmlbench.store import iter_failures, iter_records
+
+SMALL = ["method=mlknn", "dataset=genbase", "protocol.n_splits=2", "cache_dir=null"]
+
+
+def sweep_command(tmp_path: Path, sweep: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "pmlbench", "-m", *args,
+            f"results_store={tmp_path / 'store'}", f"hydra.sweep.dir={tmp_path / sweep}"]
+
+
+def run_sweep(tmp_path: Path, sweep: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(sweep_command(tmp_path, sweep, *args), capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+
+
+def unit_statuses(sweep_dir: Path) -> list[str]:
+    return [u["status"] for path in sorted(sweep_dir.glob("*/units.json"))
+            for u in json.loads(path.read_text())["units"]]
+
+
+def test_joblib_sweep_killed_midway_resumes_each_unit_once(tmp_path):
+    args = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", *SMALL,
+            "noise.rate=0.5,2.0", "method.k=5,10", "quiet=true"]
+    n_units = 2 * 2 * 2
+    proc = subprocess.Popen(sweep_command(tmp_path, "first", *args), cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    store = tmp_path / "store"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if store.is_dir() and len(list(store.glob("*.json"))) >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the launcher and its joblib workers
+    proc.wait()
+    done_first = {r["key"] for r in iter_records(store)}
+    assert 2 <= len(done_first) < n_units, "the sweep should be interrupted midway"
+
+    second = run_sweep(tmp_path, "second", *args)
+    assert second.returncode == 0, second.stderr
+    records = list(iter_records(store))
+    assert len(records) == n_units == len({r["key"] for r in records})
+    statuses = unit_statuses(tmp_path / "second")
+    assert statuses.count("computed") == n_units - len(done_first)
+    assert statuses.count("cached") == len(done_first)
+    for record in records:  # finished units were not rewritten by the second run
+        wrote = Path(record["run"]["run_dir"]).parent.name
+        assert wrote == ("first" if record["key"] in done_first else "second")
+    for job in (tmp_path / "second").glob("*_mlknn_genbase"):
+        assert len(pd.read_csv(job / "results.csv")) == 2 * 7  # stored and computed units
+
+    start = time.monotonic()
+    third = run_sweep(tmp_path, "third", *args)
+    seconds = time.monotonic() - start
+    assert third.returncode == 0, third.stderr
+    assert unit_statuses(tmp_path / "third") == ["cached"] * n_units
+    assert len(list(iter_records(store))) == n_units
+    print(f"third run (nothing to compute): {seconds:.1f} s")
+
+
+def test_failing_unit_is_recorded_and_the_sweep_goes_on(tmp_path):
+    proc = run_sweep(tmp_path, "sweep", *SMALL, "method.k=10,oops")
+    assert proc.returncode == 0, proc.stderr
+    assert "error:" in proc.stdout and "ValueError" in proc.stdout
+    failures = list(iter_failures(tmp_path / "store"))
+    assert sorted(f["unit"]["split"] for f in failures) == [0, 1]
+    assert all(f["unit"]["method"]["k"] == "oops" for f in failures)
+    assert all("Traceback" in f["traceback"] and "oops" in f["traceback"] for f in failures)
+    assert len(list(iter_records(tmp_path / "store"))) == 2
+    ok, bad = sorted((tmp_path / "sweep").glob("*_mlknn_genbase"))
+    assert (ok / "results.csv").exists() and not (bad / "results.csv").exists()
+    assert json.loads((bad / "units.json").read_text())["units"][0]["status"] == "failed"
+
+
+def test_single_run_with_failing_unit_exits_nonzero_in_one_line(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "pmlbench", *SMALL, "method.k=oops", "quiet=true",
+         f"results_store={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / 'run'}"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 1
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("error:")]
+    assert "ValueError" in line and "units.json" in line
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("launcher", ["basic", "submitit_local"])
+def test_multirun_with_launcher(tmp_path, launcher):
+    proc = run_sweep(tmp_path, "sweep", f"hydra/launcher={launcher}", *SMALL,
+                     "noise.rate=0.5,2.0")
+    assert proc.returncode == 0, proc.stderr
+    jobs = sorted((tmp_path / "sweep").glob("*_mlknn_genbase"))
+    assert len(jobs) == 2
+    rates = sorted(pd.read_csv(job / "results.csv")["noise_rate"].unique()[0] for job in jobs)
+    assert rates == [0.5, 2.0]
+    assert len(list(iter_records(tmp_path / "store"))) == 4
+
+
+def test_named_sweeps_compose(tmp_path):
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from pmlbench.app import config_dir
+    from pmlbench.config_nodes import register_config_nodes
+
+    register_config_nodes()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        paper = compose("config", overrides=["+experiment=paper"], return_hydra_config=True)
+        sensitivity = compose("config", overrides=["+experiment=paper_sensitivity",
+                                                   "+experiment/sensitivity=lambda2",
+                                                   "sensitivity_value=0.01"])
+        slurm = compose("config", overrides=["hydra/launcher=slurm"], return_hydra_config=True)
+    GlobalHydra.instance().clear()
+    params = paper.hydra.sweeper.params
+    assert set(params["dataset"].split(",")) == {"arts", "bibtex", "corel5k", "genbase",
+                                                 "medical"}
+    assert params["noise.rate"].split(",") == ["0.5", "1.0", "1.5", "2.0"]
+    assert "pml3er" in params["method"] and "mlknn" in params["method"]
+    assert paper.protocol.n_splits == 5
+    assert sensitivity.method.lambda2 == 0.01 and sensitivity.method.lambda1 == 1.0
+    assert sensitivity.tune.grid.lambda2 is None and sensitivity.noise.rate == 1.0
+    launcher = slurm.hydra.launcher
+    assert "SlurmLauncher" in launcher._target_
+    assert {"partition", "timeout_min", "array_parallelism", "cpus_per_task"} <= set(launcher)
