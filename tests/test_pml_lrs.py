@@ -1,0 +1,106 @@
+"""PML-LRS (approximate re-implementation): the ALM meets S = Y + E, reaches the optimum of
+an independently solved special case, satisfies the KKT conditions, and moves planted
+irrelevant labels into E."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.sparse as sp
+
+from pmlbench.errors import PmlbenchError
+from pmlbench.methods._linalg import with_bias
+from pmlbench.methods.pml_lrs import PMLLRS, pml_lrs_alm, pml_lrs_objective
+
+
+def low_rank_problem(seed: int = 0, n: int = 150, d: int = 15, q: int = 8):
+    """Labels from a rank-2 linear map; 10% of the irrelevant entries flipped on."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    Z = X @ rng.normal(size=(d, 2)) @ rng.normal(size=(2, q))
+    Y = (Z > np.quantile(Z, 0.75, axis=0)).astype(np.uint8)
+    noisy = (rng.random((n, q)) < 0.1) & (Y == 0)
+    S = Y | noisy.astype(np.uint8)
+    return X, Y, S.astype(float), noisy
+
+
+def huber_optimum(X: np.ndarray, S: np.ndarray, delta: float) -> float:
+    """min_W Σ huber_δ(S − XW): the objective with λ_W = λ_Y = 0 after eliminating Y and E."""
+    q = S.shape[1]
+
+    def value_and_gradient(w):
+        R = S - X @ w.reshape(-1, q)
+        small = np.abs(R) <= delta
+        value = np.where(small, 0.5 * R**2, delta * np.abs(R) - 0.5 * delta**2).sum()
+        gradient = -(X.T @ np.where(small, R, delta * np.sign(R)))
+        return value, gradient.ravel()
+
+    result = scipy.optimize.minimize(value_and_gradient, np.zeros(X.shape[1] * q), jac=True,
+                                     method="L-BFGS-B",
+                                     options={"maxiter": 5000, "gtol": 1e-10, "ftol": 1e-15})
+    return float(result.fun)
+
+
+def test_constraint_residuals_go_to_zero():
+    X, _, S, _ = low_rank_problem()
+    result = pml_lrs_alm(with_bias(X), S, 1.0, 1.0, 0.5)
+    assert result.converged and result.residuals[-1] < 1e-6
+    np.testing.assert_allclose(result.Y + result.E, S, atol=1e-5)
+    assert result.residuals[-1] < 1e-3 * result.residuals[0]
+
+
+def test_special_case_reaches_the_huber_regression_optimum():
+    X, _, S, _ = low_rank_problem()
+    Xb = with_bias(X)
+    result = pml_lrs_alm(Xb, S, 0.0, 0.0, 0.3)
+    found = pml_lrs_objective(Xb, S, result.W, S - result.E, 0.0, 0.0, 0.3)
+    assert found == pytest.approx(huber_optimum(Xb, S, 0.3), rel=1e-5)
+
+
+def test_kkt_conditions_hold_at_convergence():
+    X, _, S, _ = low_rank_problem()
+    Xb = with_bias(X)
+    lw, ly, le = 1.0, 1.0, 0.5
+    r = pml_lrs_alm(Xb, S, lw, ly, le)
+    L1, L2, L3 = r.multipliers
+    # stationarity in W and Y (relative to the size of the terms involved)
+    assert np.linalg.norm(Xb.T @ (Xb @ r.W - r.Y) + L2) < 1e-2 * np.linalg.norm(L2)
+    assert np.linalg.norm(r.Y - Xb @ r.W - L1 + L3) < 1e-2 * np.linalg.norm(L1)
+    # dual feasibility: multipliers are subgradients of the three penalties
+    assert np.abs(L1).max() <= le * (1 + 1e-6)
+    assert np.linalg.norm(L2, 2) <= lw * (1 + 1e-3)
+    assert np.linalg.norm(L3, 2) <= ly * (1 + 1e-3)
+    found = pml_lrs_objective(Xb, S, r.W, S - r.E, lw, ly, le)
+    W_ls = np.linalg.lstsq(Xb, S, rcond=None)[0]
+    for W, Y in ((W_ls, S), (np.zeros_like(W_ls), np.zeros_like(S)), (W_ls, Xb @ W_ls)):
+        assert found <= pml_lrs_objective(Xb, S, W, Y, lw, ly, le)
+
+
+def test_sparse_part_collects_planted_irrelevant_labels():
+    X, Y, S, noisy = low_rank_problem(n=300)
+    result = pml_lrs_alm(with_bias(X), S, 1.0, 1.0, 0.5)
+    removed = result.E > 0.5
+    # what E removes is planted noise (about a third of it here), almost never a true label
+    assert noisy[removed].mean() > 0.9
+    assert removed[noisy].mean() > 0.2
+    assert removed[Y == 1].mean() < 0.02
+
+
+def test_estimator_dense_and_sparse_agree():
+    X, _, S, _ = low_rank_problem()
+    X = np.abs(X) * (X > 0.5)
+    dense = PMLLRS(max_iter=60).fit(X, S.astype(np.uint8))
+    sparse = PMLLRS(max_iter=60).fit(sp.csr_matrix(X), S.astype(np.uint8))
+    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X[:20])),
+                               dense.decision_function(X[:20]), atol=1e-8)
+    np.testing.assert_array_equal(dense.predict(X[:20]),
+                                  (dense.decision_function(X[:20]) >= 0.5).astype(np.uint8))
+
+
+@pytest.mark.parametrize("params", [{"lambda_w": -1}, {"lambda_e": float("inf")},
+                                    {"max_iter": 0}])
+def test_bad_parameters_are_reported(params):
+    X, _, S, _ = low_rank_problem(n=20)
+    with pytest.raises(PmlbenchError):
+        PMLLRS(**params).fit(X, S.astype(np.uint8))
