@@ -70,10 +70,21 @@ def rank_sentences(ranks: dict[str, MetricRanks], alpha: float, posthoc: str,
                 better = pd.DataFrame({"method": other[mine_rank < other_rank]})
                 worse = pd.DataFrame({"method": other[mine_rank > other_rank]})
                 how = f"Nemenyi, CD = {r.critical_difference:.2f}"
-            text += (f" {reference} ranks significantly better than "
-                     f"{', '.join(better['method']) or 'no method'} and significantly worse "
-                     f"than {', '.join(worse['method']) or 'no method'} ({how}).")
+            parts = []
+            if len(better):
+                parts.append(f"significantly better than {', '.join(better['method'])}")
+            if len(worse):
+                parts.append(f"significantly worse than {', '.join(worse['method'])}")
+            verdict = " and ".join(parts) or "not significantly apart from any method"
+            text += f" {reference} ranks {verdict} ({how})."
         lines.append(text)
+    small = [(r.friedman.n_blocks, r.friedman.k) for r in ranks.values()
+             if r.friedman.n_blocks <= 10 or r.friedman.k <= 5]
+    if small:
+        n, k = small[0]
+        lines.append(f"- Note: the Friedman and post-hoc p-values are large-sample "
+                     f"approximations (rule of thumb: more than 10 datasets and more than 5 "
+                     f"methods); with N = {n} and k = {k} read them with care.")
     return lines
 
 

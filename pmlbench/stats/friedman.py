@@ -32,6 +32,9 @@ class FriedmanResult:
         pvalue: p-value of chi2_F against chi2 with k-1 degrees of freedom.
         f_statistic: Iman & Davenport's F_F = (N-1) chi2_F / (N(k-1) - chi2_F).
         f_pvalue: p-value of F_F against F(k-1, (k-1)(N-1)); Demšar recommends this one.
+            When every block ranks the methods identically (chi2_F at its maximum N(k-1)),
+            F_F is infinite and the F approximation says nothing; f_pvalue is then the chi2
+            p-value rather than 0.
     """
 
     methods: tuple[str, ...]
@@ -73,7 +76,7 @@ def friedman_from_ranks(average_ranks, n_blocks: int, methods) -> FriedmanResult
     pvalue = float(stats.chi2.sf(chi2, k - 1))
     denominator = n * (k - 1) - chi2
     if denominator <= 1e-12:  # every block ranks the methods identically and without ties
-        f_statistic, f_pvalue = math.inf, 0.0
+        f_statistic, f_pvalue = math.inf, pvalue
     else:
         f_statistic = (n - 1) * chi2 / denominator
         f_pvalue = float(stats.f.sf(f_statistic, k - 1, (k - 1) * (n - 1)))
