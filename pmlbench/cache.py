@@ -7,9 +7,10 @@ reused by every method, grid point and rerun that needs them::
     V = cached_array("nnls_weights", {"X": X, "neighbors": N}, lambda: nnls_weights(X, N))
 
 The key is a digest of the namespace and the key parts (arrays by their bytes, dtype and
-shape), so different data never share an entry; a digest of the source file of ``compute`` (where
-the lambda is written) is part of the key too, so editing that module invalidates its
-entries (clear the directory after changing code it calls elsewhere). Entries are written to a temporary file and
+shape), so different data never share an entry, and any caller computing the same namespace from
+the same parts shares it (PML3ER, PARTICLE and ML-kNN share one kNN graph per split). The
+key also holds pmlbench's version; after changing the code that computes an entry within
+one version, delete the cache directory. Entries are written to a temporary file and
 renamed into place: parallel jobs racing for one entry both compute it and the last rename
 wins with identical content; a reader sees a complete file or none.
 
@@ -21,7 +22,6 @@ variable, which the command line sets from the config key ``cache_dir`` (default
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import numpy as np
 import scipy.sparse as sp
 
+from pmlbench import __version__
 from pmlbench.atomic import atomic_write
 
 ENV_VAR = "PMLBENCH_CACHE_DIR"
@@ -153,16 +154,8 @@ def _read(path: Path) -> Any:
     return _decode(manifest["layout"], arrays)
 
 
-@functools.cache
-def _source_digest(filename: str) -> str:
-    try:
-        return hashlib.blake2b(Path(filename).read_bytes(), digest_size=8).hexdigest()
-    except OSError:
-        return ""
-
-
-def entry_path(namespace: str, key_parts: Any, root: Path, code: str = "") -> Path:
-    digest = content_digest(namespace, key_parts, code)
+def entry_path(namespace: str, key_parts: Any, root: Path) -> Path:
+    digest = content_digest(namespace, key_parts, FORMAT, __version__)
     return root / namespace / digest[:2] / f"{digest}.npz"
 
 
@@ -177,9 +170,7 @@ def cached_array(namespace: str, key_parts: Any, compute: Callable[[], T]) -> T:
     root = cache_dir()
     if root is None:
         return compute()
-    # the module that computes the value is part of the key: editing it invalidates entries
-    code = getattr(getattr(compute, "__code__", None), "co_filename", "")
-    path = entry_path(namespace, key_parts, root, _source_digest(code) if code else "")
+    path = entry_path(namespace, key_parts, root)
     if path.is_file():
         try:
             value = _read(path)

@@ -229,3 +229,23 @@ def test_threads_per_job():
             threads_for_job(bad)
     with limit_threads(1):
         assert all(pool["num_threads"] == 1 for pool in threadpool_info())
+
+
+def test_methods_share_the_cached_knn_graph(tmp_path):
+    from pmlbench.datasets.bundled import genbase
+    from pmlbench.enrichment import label_enrichment
+    from pmlbench.validation import check_features
+
+    data = genbase()
+    X, Y = check_features(data.X[:120]), data.Y[:120]
+    with cache.using_cache_dir(tmp_path):
+        before = cache.stats.copy()
+        MLkNN(k=10).fit(X, Y)
+        first, _ = label_enrichment(X, Y, k=10)
+        again, _ = label_enrichment(X, Y, k=10)
+        hits = cache.stats - before
+    assert hits["knn_graph:miss"] == 1 and hits["knn_graph:hit"] == 2
+    assert hits["nnls_weights:miss"] == 1 and hits["nnls_weights:hit"] == 1
+    np.testing.assert_array_equal(first, again)
+    with cache.using_cache_dir(None):
+        np.testing.assert_allclose(label_enrichment(X, Y, k=10)[0], first)

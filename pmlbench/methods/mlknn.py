@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from pmlbench.cache import cached_array
 from pmlbench.neighbors import kneighbors, neighbor_counts
 from pmlbench.validation import check_features, check_label_matrix
 
@@ -36,7 +37,10 @@ class MLkNN(BaseEstimator):
         n, q = Y.shape
         k, s = int(self.k), float(self.s)
         self.prior1_ = (s + Y.sum(axis=0)) / (2 * s + n)
-        counts = neighbor_counts(kneighbors(X, X, k, exclude_self=True), Y)
+        # the training kNN graph is the one PML3ER and PARTICLE use: shared through the cache
+        neighbors = cached_array("knn_graph", {"X": X, "k": k},
+                                 lambda: kneighbors(X, X, k, exclude_self=True))
+        counts = neighbor_counts(neighbors, Y)
         # histograms c1[j, r] / c0[j, r]: instances with / without label j and r neighbours with it
         flat = np.arange(q)[None, :] * (k + 1) + counts
         c1 = np.bincount(flat[Y == 1], minlength=q * (k + 1)).reshape(q, k + 1)
