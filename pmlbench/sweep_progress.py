@@ -76,7 +76,7 @@ def progress_line(status: dict[str, Any], description: str, width: int = 20) -> 
     filled = round(width * done / total) if total else 0
     line = Text("sweep ", style="bold")
     line.append("━" * filled, style="green")
-    line.append("━" * (width - filled), style="grey23")
+    line.append("─" * (width - filled), style="grey50")
     line.append(f" {done}/{total if total else '?'} jobs  {_duration(status['elapsed'])} "
                 f"elapsed  eta {_duration(status['eta'])}  ")
     line.append(description, style="dim")
