@@ -232,6 +232,8 @@ def check_dataset(checker: Checker, obj: Any, overrides: dict[str, Any]) -> None
 def check_metric(checker: Checker, obj: Any, overrides: dict[str, Any]) -> None:
     info, task = checker.info, tiny_task()
     Y = task.Y_test
+    # graded scores that rank every relevant label above every irrelevant one
+    ranked = Y + np.random.default_rng(0).uniform(0.0, 0.5, Y.shape)
     state: dict[str, Any] = {}
 
     def declared() -> str:
@@ -241,7 +243,7 @@ def check_metric(checker: Checker, obj: Any, overrides: dict[str, Any]) -> None:
     def values() -> str:
         metric = state["metric"]
         results = {}
-        for label, scores, Y_pred in (("perfect", Y + 0.0, Y), ("inverted", -(Y + 0.0), 1 - Y)):
+        for label, scores, Y_pred in (("perfect", ranked, Y), ("inverted", -ranked, 1 - Y)):
             for convention in ("zhang", "sklearn"):
                 with contract.plugin_call(info, "evaluation"):
                     value = metric(Y, Y_pred, scores, convention=convention, zero_division=0)

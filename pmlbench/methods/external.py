@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,8 @@ def read_arrays(path: Path, file_format: str) -> dict[str, np.ndarray]:
             with np.load(path, allow_pickle=False) as data:
                 return {k: np.asarray(data[k]) for k in data.files}
         contents = scipy.io.loadmat(path)
-    except (OSError, ValueError, NotImplementedError, TypeError) as exc:
+    except (OSError, ValueError, NotImplementedError, TypeError, EOFError,
+            zipfile.BadZipFile, scipy.io.matlab.MatReadError) as exc:
         raise PmlbenchError(f"the external program's output {path.name} is unreadable ({exc})") \
             from None
     return {k: (v.toarray() if sp.issparse(v) else np.asarray(v))

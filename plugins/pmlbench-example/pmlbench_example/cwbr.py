@@ -81,11 +81,13 @@ class ConfidenceWeightedBR(BaseEstimator):
         self.n_labels_ = S.shape[1]
         self.models_: list[LogisticRegression | float] = []
         for j in range(S.shape[1]):
-            cand = np.flatnonzero(S[:, j])
+            cand = np.flatnonzero((S[:, j] == 1) & (conf[:, j] < 1.0))  # soft candidates
             X_aug = sp.vstack([X, X[cand]], format="csr") if sp.issparse(X) else np.vstack(
                 [X, X[cand]])
             y_aug = np.concatenate([S[:, j], np.zeros(len(cand), dtype=np.uint8)])
             weight = np.concatenate([np.where(S[:, j] == 1, conf[:, j], 1.0), 1.0 - conf[cand, j]])
+            keep = weight > 0
+            X_aug, y_aug, weight = X_aug[keep], y_aug[keep], weight[keep]
             positive = weight[y_aug == 1].sum()
             if positive <= 0 or weight[y_aug == 0].sum() <= 0:
                 # one class only: the score is the label's (weighted) rate, 0 or 1

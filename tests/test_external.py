@@ -1,0 +1,201 @@
+"""The external-command method adapter, driven by small Python programs standing in for
+MATLAB/Octave code, and its one-line errors for each way such a program can fail."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from pmlbench.errors import PluginError, PmlbenchError
+from pmlbench.methods.external import ExternalCommand, read_arrays, render_command
+
+# A stand-in "external program": a nearest-centroid scorer. It reads the files the adapter
+# wrote, checks what it was given, and writes what MODE asks for.
+PROGRAM = '''
+import sys, json
+import numpy as np, scipy.io, scipy.sparse as sp
+
+mode, train, test, out = sys.argv[1:5]
+def read(p):
+    if p.endswith(".npz"):
+        with np.load(p, allow_pickle=False) as d:
+            return {k: d[k] for k in d.files}
+    return scipy.io.loadmat(p)
+def dense(a):
+    return a.toarray() if sp.issparse(a) else np.asarray(a, dtype=float)
+tr, te = read(train), read(test)
+X, Y, Xt = dense(tr["X"]), dense(tr["Y"]), dense(te["X"])
+centroids = (Y.T @ X) / np.maximum(Y.sum(axis=0), 1)[:, None]
+scores = -((Xt[:, None, :] - centroids[None]) ** 2).sum(axis=2)
+info = {"seed": float(np.ravel(tr["seed"])[0]),
+        "params": {k: float(np.ravel(v)[0]) for k, v in tr.items() if k.startswith("param_")},
+        "sparse": bool(sp.issparse(tr["X"])), "argv": sys.argv[5:]}
+with open(out + ".info.json", "w") as f:
+    json.dump(info, f)
+with open(out + ".calls", "a") as f:
+    f.write("x")
+labels = (scores >= np.median(scores, axis=1, keepdims=True)).astype(float)
+save = {"ok": {"scores": scores, "labels": labels}, "noLabels": {"scores": scores},
+        "transposed": {"scores": scores.T, "labels": 2 * labels.T - 1},
+        "badShape": {"scores": scores[:, :-1]}, "noScores": {"labels": labels},
+        "nan": {"scores": scores * np.nan}}
+if mode == "crash":
+    sys.stderr.write("error: Undefined function 'pinv2'\\n")
+    sys.exit(3)
+if mode == "silent":
+    sys.exit(0)
+if mode == "sleep":
+    import time; time.sleep(30)
+arrays = save[mode]
+if out.endswith(".npz"):
+    np.savez(out, **arrays)
+else:
+    scipy.io.savemat(out, arrays)
+'''
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("external") / "centroid.py"
+    path.write_text(textwrap.dedent(PROGRAM))
+    return path
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    Y = (rng.random((30, 4)) < 0.4).astype(np.uint8)
+    Y[np.arange(30), np.arange(30) % 4] = 1
+    X = Y @ rng.normal(scale=3.0, size=(4, 5)) + rng.normal(size=(30, 5))
+    return X[:20], Y[:20], X[20:], Y[20:]
+
+
+def _centroid_scores(X, Y, Xt):
+    centroids = (Y.T @ X) / np.maximum(Y.sum(axis=0), 1)[:, None]
+    return -((Xt[:, None, :] - centroids[None]) ** 2).sum(axis=2)
+
+
+def _method(program: Path, mode: str, **kwargs) -> ExternalCommand:
+    command = f"{{python}} {program} {mode} {{train}} {{test}} {{out}}"
+    return ExternalCommand(command=command, **kwargs)
+
+
+@pytest.mark.parametrize("file_format", ["npz", "mat"])
+def test_scores_and_labels_come_back_from_the_program(program, data, file_format, tmp_path):
+    X, Y, Xt, _ = data
+    model = _method(program, "ok", file_format=file_format, workdir=str(tmp_path),
+                    params={"lam": 0.5}, random_state=42).fit(X, Y)
+    scores = model.decision_function(Xt)
+    np.testing.assert_allclose(scores, _centroid_scores(X, Y, Xt), rtol=1e-12)
+    labels = model.predict(Xt)
+    np.testing.assert_array_equal(labels, scores >= np.median(scores, axis=1, keepdims=True))
+    assert (tmp_path / f"out.{file_format}.calls").read_text() == "x"  # one run, cached
+    info = (tmp_path / f"out.{file_format}.info.json").read_text()
+    assert '"seed": 42.0' in info and '"param_lam": 0.5' in info
+    assert model.diagnostics_["external_seconds"] > 0
+
+
+def test_sparse_features_stay_sparse_in_mat_files(program, data, tmp_path):
+    X, Y, Xt, _ = data
+    model = _method(program, "ok", file_format="mat", workdir=str(tmp_path)).fit(
+        sp.csr_matrix(X), Y)
+    np.testing.assert_allclose(model.decision_function(sp.csr_matrix(Xt)),
+                               _centroid_scores(X, Y, Xt), rtol=1e-12)
+    assert '"sparse": true' in (tmp_path / "out.mat.info.json").read_text()
+
+
+def test_matlab_habits_are_understood(program, data):
+    X, Y, Xt, _ = data
+    model = _method(program, "transposed", file_format="mat").fit(X, Y)  # l x n, -1/+1
+    scores = model.decision_function(Xt)
+    assert scores.shape == (10, 4)
+    np.testing.assert_array_equal(model.predict(Xt),
+                                  scores >= np.median(scores, axis=1, keepdims=True))
+
+
+def test_without_labels_the_threshold_decides(program, data):
+    X, Y, Xt, _ = data
+    model = _method(program, "noLabels", threshold=-20.0).fit(X, Y)
+    np.testing.assert_array_equal(model.predict(Xt), model.decision_function(Xt) >= -20.0)
+
+
+def test_params_fill_placeholders(program, data, tmp_path):
+    X, Y, Xt, _ = data
+    command = f"{{python}} {program} ok {{train}} {{test}} {{out}} --lam={{lam}}"
+    ExternalCommand(command, params={"lam": 3}, workdir=str(tmp_path)).fit(X, Y) \
+        .decision_function(Xt)
+    assert '"argv": ["--lam=3"]' in (tmp_path / "out.npz.info.json").read_text()
+
+
+@pytest.mark.parametrize(("mode", "kwargs", "message"), [
+    ("crash", {}, "failed with exit status 3; stderr: error: Undefined function 'pinv2'"),
+    ("silent", {}, "exited normally but wrote no out.npz"),
+    ("badShape", {}, "wrote 'scores' of shape (10, 3); expected (10, 4)"),
+    ("noScores", {}, "without 'scores'"),
+    ("nan", {}, "NaN or infinite scores"),
+    ("sleep", {"timeout": 0.5}, "did not finish within 0.5 s"),
+])
+def test_each_failure_is_one_clear_line(program, data, mode, kwargs, message):
+    X, Y, Xt, _ = data
+    model = _method(program, mode, **kwargs).fit(X, Y)
+    with pytest.raises(PluginError) as error:
+        model.decision_function(Xt)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_command_problems_are_reported_before_any_work(data):
+    X, Y, _, _ = data
+    with pytest.raises(PmlbenchError, match="needs a command"):
+        ExternalCommand("???").fit(X, Y)
+    with pytest.raises(PmlbenchError, match=r"unknown placeholder \{tset\}"):
+        ExternalCommand("prog {train} {tset} {out}").fit(X, Y)
+    with pytest.raises(PmlbenchError, match="reserved names"):
+        ExternalCommand("prog {train}", params={"out": 1}).fit(X, Y)
+    with pytest.raises(PmlbenchError, match="file_format"):
+        ExternalCommand("prog {train}", file_format="csv").fit(X, Y)
+    with pytest.raises(PluginError, match="'no-such-program-xyz' not found"):
+        ExternalCommand("no-such-program-xyz {train} {test} {out}").fit(X, Y) \
+            .decision_function(X)
+
+
+def test_command_tokens_keep_paths_with_spaces():
+    argv = render_command("prog '{train}' --n={{literal}}", {"train": "/a b/train.npz"})
+    assert argv == ["prog", "/a b/train.npz", "--n={literal}"]
+
+
+def test_unreadable_output_is_a_clear_error(tmp_path):
+    bad = tmp_path / "out.mat"
+    bad.write_text("not a mat file")
+    with pytest.raises(PmlbenchError, match="unreadable"):
+        read_arrays(bad, "mat")
+    with pytest.raises(PmlbenchError, match="unreadable"):
+        read_arrays(bad, "npz")
+
+
+@pytest.mark.skipif(shutil.which("octave-cli") is None, reason="GNU Octave is not installed")
+def test_an_octave_program_joins_through_mat_files(data, tmp_path):
+    X, Y, Xt, _ = data
+    script = tmp_path / "centroid.m"
+    script.write_text(textwrap.dedent("""\
+        args = argv();
+        tr = load(args{1}); te = load(args{2});
+        X = full(tr.X); Y = double(tr.Y); Xt = full(te.X);
+        C = (Y' * X) ./ max(sum(Y, 1), 1)';
+        scores = zeros(rows(Xt), rows(C));
+        for j = 1:rows(C)
+          scores(:, j) = -sum((Xt - C(j, :)) .^ 2, 2);
+        end
+        save('-v7', args{3}, 'scores');
+        """))
+    command = f"octave-cli --no-gui --norc --quiet {script} {{train}} {{test}} {{out}}"
+    model = ExternalCommand(command, file_format="mat").fit(X, Y)
+    np.testing.assert_allclose(model.decision_function(Xt), _centroid_scores(X, Y, Xt),
+                               rtol=1e-10)
+    assert scipy.io  # the .mat exchange needs nothing beyond scipy
