@@ -40,13 +40,19 @@ def _in_process(hydra_cfg) -> bool:
 def _describe(overrides: list[str], out_dir: Path) -> str:
     """The job's own overrides and what became of its units."""
     text = " ".join(overrides) or out_dir.name
-    try:
-        units = json.loads((out_dir / UNITS_FILE).read_text())["units"]
-    except (OSError, ValueError, KeyError):
+    units = _units(out_dir)
+    if not units:
         return text
     counts = Counter(u["status"] for u in units)
     return text + ": " + ", ".join(f"{counts[s]} {s}" for s in ("computed", "cached", "failed")
                                    if counts[s])
+
+
+def _units(out_dir: Path) -> list[dict[str, Any]]:
+    try:
+        return json.loads((out_dir / UNITS_FILE).read_text())["units"]
+    except (OSError, ValueError, KeyError):
+        return []
 
 
 def task(cfg: DictConfig) -> dict[str, float] | None:
@@ -96,6 +102,11 @@ def _report(config: dict[str, Any], result, out_dir: Path, multirun: bool) -> di
                  f"(noise {result.noise_name}, {config['metric_convention']} convention)")
         console.print(results_table(records, title))
     console.print(f"results: {out_dir / 'results.csv'}", highlight=False, soft_wrap=True)
+    if not multirun:
+        cached = sum(u["status"] == "cached" for u in _units(out_dir))
+        if cached:
+            console.print(f"{cached} of {len(result.splits)} splits reused from the result store "
+                          f"(recompute=true runs them again)", highlight=False, soft_wrap=True)
     return records.groupby("metric")["value"].mean().to_dict()
 
 
