@@ -21,7 +21,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -154,10 +154,36 @@ def iter_failures(store_dir: str | Path) -> Iterator[dict[str, Any]]:
             yield record
 
 
-def load_records(store_dir: str | Path) -> pd.DataFrame:
-    """The tidy records (results.csv columns plus ``unit_key``) of every finished unit."""
+def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Unit records without those superseded by a newer record of the same unit computed by
+    other code (the unit keys differ only in the plugins' source fingerprints)."""
+    from pmlbench.units import content_key
+
+    newest: dict[str, dict[str, Any]] = {}
+    for record in records:
+        unit = {k: v for k, v in record.get("unit", {}).items() if k != "code"}
+        same = content_key(unit)
+        held = newest.get(same)
+        if held is None or _written(record) > _written(held):
+            newest[same] = record
+    return sorted(newest.values(), key=lambda r: r["key"])
+
+
+def _written(record: dict[str, Any]) -> float:
+    return float(record.get("run", {}).get("unix_time", 0.0))
+
+
+def load_records(store_dir: str | Path, latest: bool = True) -> pd.DataFrame:
+    """The tidy records (results.csv columns plus ``unit_key``) of every finished unit.
+
+    With ``latest`` (the default), a unit computed again after its method's code changed
+    contributes only its newest record.
+    """
+    records = iter_records(store_dir)
+    if latest:
+        records = latest_records(records)
     rows = [{**row, "unit_key": record["key"]}
-            for record in iter_records(store_dir) for row in record.get("records", [])]
+            for record in records for row in record.get("records", [])]
     return pd.DataFrame(rows)
 
 

@@ -249,3 +249,17 @@ def test_methods_share_the_cached_knn_graph(tmp_path):
     np.testing.assert_array_equal(first, again)
     with cache.using_cache_dir(None):
         np.testing.assert_allclose(label_enrichment(X, Y, k=10)[0], first)
+
+
+def test_load_records_keeps_the_newest_record_of_a_unit(tmp_path):
+    store = ResultStore(tmp_path)
+    unit = {"dataset": {"name": "genbase"}, "split": 0}
+    for key, code, when, value in (("old", "a", 1.0, 0.1), ("new", "b", 2.0, 0.2),
+                                   ("other", "a", 1.0, 0.3)):
+        description = {**unit, "code": {"method": code}}
+        if key == "other":
+            description["split"] = 1
+        store.save({"key": key, "status": "done", "unit": description,
+                    "run": {"unix_time": when}, "records": [{"value": value}]})
+    assert sorted(load_records(tmp_path)["value"]) == [0.2, 0.3]
+    assert sorted(load_records(tmp_path, latest=False)["value"]) == [0.1, 0.2, 0.3]
