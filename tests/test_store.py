@@ -234,6 +234,7 @@ def test_threads_per_job():
 def test_methods_share_the_cached_knn_graph(tmp_path):
     from pmlbench.datasets.bundled import genbase
     from pmlbench.enrichment import label_enrichment
+    from pmlbench.methods.particle.credible import Stage1Params, propagation_matrix
     from pmlbench.validation import check_features
 
     data = genbase()
@@ -243,9 +244,10 @@ def test_methods_share_the_cached_knn_graph(tmp_path):
         MLkNN(k=10).fit(X, Y)
         first, _ = label_enrichment(X, Y, k=10)
         again, _ = label_enrichment(X, Y, k=10)
+        propagation_matrix(X, Stage1Params(k=10))
         hits = cache.stats - before
-    assert hits["knn_graph:miss"] == 1 and hits["knn_graph:hit"] == 2
-    assert hits["nnls_weights:miss"] == 1 and hits["nnls_weights:hit"] == 1
+    assert hits["knn_graph:miss"] == 1 and hits["knn_graph:hit"] == 3
+    assert hits["nnls_weights:miss"] == 1 and hits["nnls_weights:hit"] == 2
     np.testing.assert_array_equal(first, again)
     with cache.using_cache_dir(None):
         np.testing.assert_allclose(label_enrichment(X, Y, k=10)[0], first)

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.model_selection import KFold
 
+from pmlbench.cache import cached_array
 from pmlbench.enrichment import knn_graph, nnls_weights, particle_normalize, propagate
 from pmlbench.errors import PmlbenchError
 from pmlbench.neighbors import kneighbors
@@ -94,8 +95,12 @@ def propagation_matrix(X, params: Stage1Params) -> tuple[sp.csr_matrix, int]:
     neighbour instead. The shared ``nnls_weights`` has its own fallback for these rows, so
     they are set here explicitly in both cases.
     """
-    neighbors = knn_graph(X, k=int(params.k), exclude_self=not params.include_self)
-    H = sp.csr_matrix(nnls_weights(X, neighbors))
+    # the graph and weights PML3ER and ML-kNN use too: shared through the cache (same keys)
+    k, exclude = int(params.k), not params.include_self
+    key = {"X": X, "k": k} if exclude else {"X": X, "k": k, "exclude_self": False}
+    neighbors = cached_array("knn_graph", key, lambda: knn_graph(X, k=k, exclude_self=exclude))
+    H = sp.csr_matrix(cached_array("nnls_weights", {"X": X, "neighbors": neighbors},
+                                   lambda: nnls_weights(X, neighbors)))
     zero = zero_weight_mask(X, neighbors)
     if zero.any():
         H = sp.csr_matrix(sp.diags((~zero).astype(np.float64)) @ H)
