@@ -33,6 +33,7 @@ def unit_statuses(sweep_dir: Path) -> list[str]:
             for u in json.loads(path.read_text())["units"]]
 
 
+@pytest.mark.slow
 def test_joblib_sweep_killed_midway_resumes_each_unit_once(tmp_path):
     args = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", *SMALL,
             "noise.rate=0.5,2.0", "method.k=5,10", "quiet=true"]
@@ -98,7 +99,8 @@ def test_single_run_with_failing_unit_exits_nonzero_in_one_line(tmp_path):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("launcher", ["basic", "submitit_local"])
+@pytest.mark.parametrize("launcher", [
+    "basic", pytest.param("submitit_local", marks=pytest.mark.slow)])
 def test_multirun_with_launcher(tmp_path, launcher):
     proc = run_sweep(tmp_path, "sweep", f"hydra/launcher={launcher}", *SMALL,
                      "noise.rate=0.5,2.0")
