@@ -136,3 +136,11 @@ def test_bad_parameters_are_reported(params):
     X, S, _ = planted_noise_problem()
     with pytest.raises(PmlbenchError):
         PMLNI(**params).fit(X, S)
+
+
+@pytest.mark.parametrize("beta, gamma", [(0.5, 0.5), (0.3, 0.6)])
+def test_noise_term_vanishes_when_beta_is_at_most_gamma(beta, gamma):
+    # β‖U‖_* + γ‖V‖_1 >= β‖U + V‖_* because the trace norm never exceeds the entry-wise ℓ1 norm
+    X, S, _ = planted_noise_problem()
+    model = PMLNI(beta=beta, gamma=gamma).fit(X, S)
+    assert model.diagnostics_["nnz_V"] == 0
