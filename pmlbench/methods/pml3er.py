@@ -31,12 +31,16 @@ INITS = ("candidates", "enrichment")
 _STAGE1 = LRUCache(8)
 
 
-def svt(A: np.ndarray, threshold: float) -> np.ndarray:
-    """Singular value soft-thresholding: the minimiser of ``threshold ||Z||_* + ½||Z - A||²``."""
+def svt(A: np.ndarray, threshold: float, *, return_norm: bool = False):
+    """Singular value soft-thresholding: the minimiser of ``threshold ||Z||_* + ½||Z - A||²``.
+
+    With ``return_norm`` also the nuclear norm of the result (the sum of the shrunk values).
+    """
     U, s, Vt = scipy.linalg.svd(A, full_matrices=False, check_finite=False)
     shrunk = np.maximum(s - threshold, 0.0)
     keep = shrunk > 0
-    return (U[:, keep] * shrunk[keep]) @ Vt[keep]
+    Z = (U[:, keep] * shrunk[keep]) @ Vt[keep]
+    return (Z, float(shrunk.sum())) if return_norm else Z
 
 
 def c_step(Yhat: np.ndarray, B: np.ndarray, XW: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -50,24 +54,31 @@ def c_step(Yhat: np.ndarray, B: np.ndarray, XW: np.ndarray, Y: np.ndarray) -> np
 
 
 def b_step(C: np.ndarray, Yhat: np.ndarray, B: np.ndarray, Bhat: np.ndarray,
-           Theta: np.ndarray, lambda1: float, tau: float, n_iter: int):
-    """ADMM for ``min_B ||Yhat - C B||² + lambda1 ||B||_*`` (Eqs. 13-15); returns (B, Bhat, Theta).
+           Theta: np.ndarray, lambda1: float, tau: float, n_iter: int, *,
+           return_norm: bool = False):
+    """ADMM for ``min_B ||Yhat - C B||² + lambda1 ||B||_*`` (Eqs. 13-15).
 
     Bhat carries the quadratic term, B the nuclear norm, Theta the multiplier of B = Bhat.
+    Returns (B, Bhat, Theta), and the nuclear norm of B with ``return_norm``.
     """
     factor = scipy.linalg.cho_factor(2.0 * C.T @ C + tau * np.eye(C.shape[1]), lower=True,
                                      check_finite=False)
     CtY2 = 2.0 * C.T @ Yhat
+    nuclear = None
     for _ in range(n_iter):
         Bhat = scipy.linalg.cho_solve(factor, CtY2 + tau * B + Theta, check_finite=False)
-        B = svt(Bhat - Theta / tau, lambda1 / tau)
+        B, nuclear = svt(Bhat - Theta / tau, lambda1 / tau, return_norm=True)
         Theta = Theta + tau * (B - Bhat)
-    return B, Bhat, Theta
+    if not return_norm:
+        return B, Bhat, Theta
+    return B, Bhat, Theta, (float(np.linalg.norm(B, "nuc")) if nuclear is None else nuclear)
 
 
-def objective(Yhat, C, B, XW, W, lambda1: float, lambda2: float) -> float:
-    """Eq. 9 at (C, B, W), with ``XW = X @ W`` precomputed."""
-    nuclear = scipy.linalg.svdvals(B, check_finite=False).sum()
+def objective(Yhat, C, B, XW, W, lambda1: float, lambda2: float,
+              nuclear: float | None = None) -> float:
+    """Eq. 9 at (C, B, W), with ``XW = X @ W`` (and optionally ``||B||_*``) precomputed."""
+    if nuclear is None:
+        nuclear = scipy.linalg.svdvals(B, check_finite=False).sum()
     return float(np.sum((Yhat - C @ B) ** 2) + np.sum((C - XW) ** 2)
                  + lambda1 * nuclear + lambda2 * np.sum(W ** 2))
 
@@ -188,13 +199,14 @@ class PML3ER(BaseEstimator):
         B, Bhat, Theta = np.eye(n_labels), np.eye(n_labels), np.zeros((n_labels, n_labels))
         W = system.solve(C)
         XW = np.asarray(X @ W)
-        history = [objective(Yhat, C, B, XW, W, lambda1, lambda2)]
+        history = [objective(Yhat, C, B, XW, W, lambda1, lambda2, nuclear=float(n_labels))]
         for _ in range(int(self.max_iter)):
             C = c_step(Yhat, B, XW, Y)
-            B, Bhat, Theta = b_step(C, Yhat, B, Bhat, Theta, lambda1, tau, int(self.admm_iter))
+            B, Bhat, Theta, nuclear = b_step(C, Yhat, B, Bhat, Theta, lambda1, tau,
+                                             int(self.admm_iter), return_norm=True)
             W = system.solve(C)
             XW = np.asarray(X @ W)
-            history.append(objective(Yhat, C, B, XW, W, lambda1, lambda2))
+            history.append(objective(Yhat, C, B, XW, W, lambda1, lambda2, nuclear=nuclear))
             if abs(history[-2] - history[-1]) <= self.tol * max(abs(history[-2]), 1e-12):
                 break
         return W, C, B, history, system
