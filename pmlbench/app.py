@@ -19,6 +19,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from pmlbench.atomic import atomic_write_text
 from pmlbench.errors import PmlbenchError
 from pmlbench.experiment import (
     NATURAL_NOISE,
@@ -266,8 +267,6 @@ def run_config(config: dict[str, Any], out_dir: Path, quiet: bool = False, *,
                     raise
                 runner.fail_remaining(exc)
                 result = None
-    from pmlbench.atomic import atomic_write_text
-
     atomic_write_text(out_dir / UNITS_FILE, to_json({"units": runner.log.entries}))
     if result is not None and result.splits:
         write_results(result, config, out_dir)
