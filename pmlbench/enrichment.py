@@ -172,9 +172,12 @@ def enrich(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 def label_enrichment(
     X, Y: np.ndarray, *, k: int = 10, alpha: float = 0.5, max_iter: int = 1000,
-    tol: float = 1e-6,
+    tol: float = 1e-6, transpose: bool = True,
 ) -> tuple[np.ndarray, dict]:
     """Algorithm 1 end to end: (Yhat, diagnostics with stage timings and propagation steps).
+
+    ``transpose`` propagates with Vᵀ as Eq. 4 is written; False uses V (each instance
+    collects from its own neighbours, as in PARTICLE-style propagation).
 
     The kNN graph and V go through the shared-work cache (pmlbench.cache), which is active
     only when a cache directory is configured.
@@ -188,6 +191,7 @@ def label_enrichment(
                      lambda: nnls_weights(X, neighbors))
     timings["nnls"] = time.perf_counter() - start
     start = time.perf_counter()
-    F, steps = propagate(V.T.tocsr(), Y, alpha, pml3er_normalize, max_iter=max_iter, tol=tol)
+    P = V.T.tocsr() if transpose else V
+    F, steps = propagate(P, Y, alpha, pml3er_normalize, max_iter=max_iter, tol=tol)
     timings["propagation"] = time.perf_counter() - start
     return enrich(F, Y), {"seconds": timings, "propagation_iterations": steps}

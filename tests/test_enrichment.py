@@ -179,3 +179,14 @@ def test_label_enrichment_single_label_candidates(data):
     np.testing.assert_allclose(Yhat[Y > 0], 1.0)
     assert Yhat[Y == 0].max() <= 0 and Yhat.min() >= -1
     assert set(info["seconds"]) == {"knn", "nnls", "propagation"}
+
+
+def test_label_enrichment_propagates_with_v_transposed_as_eq4_is_written(data):
+    X, Y = data
+    V = nnls_weights(X, knn_graph(X, k=5))
+    for transpose, P in ((True, V.T), (False, V)):
+        F, _ = propagate(P, Y, 0.5, pml3er_normalize)
+        Yhat, _ = label_enrichment(X, Y, k=5, alpha=0.5, transpose=transpose)
+        np.testing.assert_allclose(Yhat, enrich(F, Y))
+    assert not np.allclose(label_enrichment(X, Y, k=5, transpose=True)[0],
+                           label_enrichment(X, Y, k=5, transpose=False)[0])

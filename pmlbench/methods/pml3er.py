@@ -98,6 +98,7 @@ class PML3ER(BaseEstimator):
         tol: stop the outer loop early when the Eq. 9 objective changes by less than
             ``tol`` relative to its previous value.
         propagation_max_iter, propagation_tol: stopping rule of Stage 1 (max-abs change).
+        propagate_transpose: propagate with Vᵀ as Eq. 4 is written (True) or with V.
         init: initial C, "candidates" (C = Y) or "enrichment" (C = the Stage 1 confidences on
             the candidates); B = Bhat = I and Theta = 0 in both; W from the W-step on C.
         w_solver: "cholesky" (factor XᵀX + lambda2 I once per fit) or "eigh" (one
@@ -115,7 +116,8 @@ class PML3ER(BaseEstimator):
     def __init__(self, k: int = 10, alpha: float = 0.5, lambda1: float = 1.0,
                  lambda2: float = 10.0, tau: float = 1.0, max_iter: int = 5,
                  admm_iter: int = 5, tol: float = 1e-6, propagation_max_iter: int = 1000,
-                 propagation_tol: float = 1e-6, init: str = "candidates",
+                 propagation_tol: float = 1e-6, propagate_transpose: bool = True,
+                 init: str = "candidates",
                  w_solver: str = "cholesky", threshold: float = 0.5, allow_empty: bool = False,
                  blas_threads: int | None = 1):
         self.k = k
@@ -128,6 +130,7 @@ class PML3ER(BaseEstimator):
         self.tol = tol
         self.propagation_max_iter = propagation_max_iter
         self.propagation_tol = propagation_tol
+        self.propagate_transpose = propagate_transpose
         self.init = init
         self.w_solver = w_solver
         self.threshold = threshold
@@ -160,12 +163,14 @@ class PML3ER(BaseEstimator):
         start = time.perf_counter()
         x_key = fingerprint(X)
         stage1_key = (x_key, fingerprint(Y), int(self.k), float(self.alpha),
-                      int(self.propagation_max_iter), float(self.propagation_tol))
+                      int(self.propagation_max_iter), float(self.propagation_tol),
+                      bool(self.propagate_transpose))
         (Yhat, stage1), stage1_cached = _STAGE1.get_or_compute(
             stage1_key,
             lambda: label_enrichment(X, Y, k=int(self.k), alpha=float(self.alpha),
                                      max_iter=int(self.propagation_max_iter),
-                                     tol=float(self.propagation_tol)),
+                                     tol=float(self.propagation_tol),
+                                     transpose=bool(self.propagate_transpose)),
         )
         stage1_seconds = time.perf_counter() - start
 
