@@ -6,7 +6,7 @@ fitted values (:meth:`Bipartition.describe`). Rules (``bipartition.rule``):
 - ``method``: the method's own ``predict`` (e.g. ML-kNN's posterior >= 0.5).
 - ``threshold``: score >= ``threshold`` (fixed; default 0.5).
 - ``global``: score >= t, one t chosen on the training split to optimise ``objective``
-  (a bipartition metric, default micro_f1) against the candidate labels.
+  (a bipartition metric, default hamming_loss) against the candidate labels.
 - ``per_label``: score >= t_j, one t_j per label chosen the same way on that label's column
   alone (for the F1 metrics this is the label's F1, for hamming_loss its error rate).
 - ``top_k``: the k top-scored labels, k = the mean candidate-set size of the training
@@ -129,7 +129,7 @@ class Bipartition:
     rule: str = "method"
     threshold: float = 0.5
     allow_empty: bool = True
-    objective: str = "micro_f1"
+    objective: str = "hamming_loss"
     training_scores: str = "cv"
     cv: int = 5
     fitted: dict[str, Any] = field(default_factory=dict, init=False)

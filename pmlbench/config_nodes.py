@@ -73,7 +73,7 @@ def plugin_parameters(kind: str, obj: Any) -> dict[str, Any]:
 
 
 BIPARTITION_DEFAULTS = {"rule": "method", "threshold": 0.5, "allow_empty": True,
-                        "objective": "micro_f1", "training_scores": "cv", "cv": 5}
+                        "objective": "hamming_loss", "training_scores": "cv", "cv": 5}
 TUNE_DEFAULTS = {"cv": 5, "scoring": "average_precision", "oracle": False}
 
 

@@ -47,7 +47,7 @@ def test_method_and_fixed_threshold():
 
 def test_global_threshold_maximises_micro_f1_on_the_training_split():
     # Only t in (0.35, 0.4] reproduces Y_TRAIN exactly (micro-F1 1); the midpoint is 0.375.
-    rule = fitted("global")
+    rule = fitted("global", objective="micro_f1")
     assert rule.fitted["threshold"] == pytest.approx(0.375)
     assert rule.apply(FixedScores(), S_TEST, S_TEST).tolist() == [[1, 1, 0], [0, 0, 0], [1, 1, 1]]
     assert "0.375" in rule.describe() and "micro_f1" in rule.describe()
@@ -60,13 +60,16 @@ def test_global_threshold_minimising_hamming_loss():
     assert rule.fitted["threshold"] == pytest.approx(0.65)
 
 
-def test_per_label_thresholds():
+@pytest.mark.parametrize("objective", ["micro_f1", "hamming_loss"])
+def test_per_label_thresholds(objective):
     Y = np.array([[1, 0, 0], [0, 0, 1], [1, 1, 1]], dtype=np.uint8)
     # candidate thresholds are midpoints of a column's distinct scores plus both ends
     # label 0: scores .9 .8 .7, truth 1 0 1; t=.65 (all) F1 .8, t=.75 F1 .5, t=.85 F1 2/3
     # label 1: scores .6 .3 .4, truth 0 0 1; t=.25 F1 .5, t=.35 F1 2/3, t=.5 F1 0
     # label 2: scores .1 .2 .35, truth 0 1 1; t=.15 is perfect
-    rule = fitted("per_label", Y=Y)
+    # Hamming errors: label 0 .65/.85 -> 1 (tie: .65 is closer to 0.5), label 1 .35/.65 -> 1
+    # (tie at equal distance from 0.5: the lower), label 2 .15 -> 0
+    rule = fitted("per_label", Y=Y, objective=objective)
     np.testing.assert_allclose(rule.fitted["thresholds"], [0.65, 0.35, 0.15])
     assert rule.apply(FixedScores(), S_TEST, S_TEST).tolist() == \
         [[0, 1, 1], [0, 0, 0], [1, 1, 1]]
@@ -128,6 +131,7 @@ def test_rule_is_a_hydra_override():
     register_config_nodes()
     with initialize_config_dir(config_dir=str(config_dir()), version_base=None):
         cfg = compose("config", overrides=["method=mlknn", "bipartition.rule=per_label",
-                                           "bipartition.objective=hamming_loss"])
+                                           "bipartition.objective=micro_f1"])
     assert cfg.bipartition.rule == "per_label" and cfg.bipartition.training_scores == "cv"
+    assert cfg.bipartition.objective == "micro_f1"
     make_bipartition(dict(cfg.bipartition))
