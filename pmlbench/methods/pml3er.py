@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
@@ -53,6 +54,18 @@ def c_step(Yhat: np.ndarray, B: np.ndarray, XW: np.ndarray, Y: np.ndarray) -> np
     return np.clip(C, 0.0, 1.0) * Y
 
 
+_SPARSE_C_DENSITY = 0.25  # below this fraction of non-zeros, products with C go sparse
+
+
+def _compact(C: np.ndarray):
+    """C as CSR when it is sparse enough (C is zero off the candidates) for cheaper products."""
+    return sp.csr_matrix(C) if np.count_nonzero(C) < _SPARSE_C_DENSITY * C.size else C
+
+
+def _dense(A) -> np.ndarray:
+    return A.toarray() if sp.issparse(A) else np.asarray(A)
+
+
 def b_step(C: np.ndarray, Yhat: np.ndarray, B: np.ndarray, Bhat: np.ndarray,
            Theta: np.ndarray, lambda1: float, tau: float, n_iter: int, *,
            return_norm: bool = False):
@@ -61,9 +74,10 @@ def b_step(C: np.ndarray, Yhat: np.ndarray, B: np.ndarray, Bhat: np.ndarray,
     Bhat carries the quadratic term, B the nuclear norm, Theta the multiplier of B = Bhat.
     Returns (B, Bhat, Theta), and the nuclear norm of B with ``return_norm``.
     """
-    factor = scipy.linalg.cho_factor(2.0 * C.T @ C + tau * np.eye(C.shape[1]), lower=True,
-                                     check_finite=False)
-    CtY2 = 2.0 * C.T @ Yhat
+    Cc = _compact(C)
+    factor = scipy.linalg.cho_factor(2.0 * _dense(Cc.T @ Cc) + tau * np.eye(C.shape[1]),
+                                     lower=True, check_finite=False)
+    CtY2 = 2.0 * _dense(Cc.T @ Yhat)
     nuclear = None
     for _ in range(n_iter):
         Bhat = scipy.linalg.cho_solve(factor, CtY2 + tau * B + Theta, check_finite=False)
@@ -79,7 +93,7 @@ def objective(Yhat, C, B, XW, W, lambda1: float, lambda2: float,
     """Eq. 9 at (C, B, W), with ``XW = X @ W`` (and optionally ``||B||_*``) precomputed."""
     if nuclear is None:
         nuclear = scipy.linalg.svdvals(B, check_finite=False).sum()
-    return float(np.sum((Yhat - C @ B) ** 2) + np.sum((C - XW) ** 2)
+    return float(np.sum((Yhat - _dense(_compact(C) @ B)) ** 2) + np.sum((C - XW) ** 2)
                  + lambda1 * nuclear + lambda2 * np.sum(W ** 2))
 
 
