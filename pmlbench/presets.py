@@ -89,5 +89,6 @@ def with_preset_searchpath(argv: list[str]) -> list[str]:
             merged = ",".join([p for p in [inner] if p] + paths)
             return [*argv[:i], f"{_SEARCHPATH}[{merged}]", *argv[i + 1:]]
     # next to the other overrides: argparse rejects overrides split by options such as --cfg
-    at = next((i for i, a in enumerate(argv) if "=" in a and not a.startswith("-")), len(argv))
+    # (and first when there is none, where no option such as --info can take it as its value)
+    at = next((i for i, a in enumerate(argv) if "=" in a and not a.startswith("-")), 0)
     return [*argv[:at], f"{_SEARCHPATH}[{','.join(paths)}]", *argv[at:]]

@@ -69,6 +69,7 @@ def test_preset_searchpath_is_merged_with_the_users():
     argv = presets.with_preset_searchpath(["--cfg", "job", "method=cwbr"])
     assert argv[:2] == ["--cfg", "job"] and argv[-1] == "method=cwbr"
     assert argv[2].startswith("hydra.searchpath=[") and path in argv[2]
+    assert presets.with_preset_searchpath(["--info"])[1] == "--info"
     merged = presets.with_preset_searchpath(["hydra.searchpath=[file:///mine]", "seed=1"])
     assert merged[0].startswith("hydra.searchpath=[file:///mine,") and path in merged[0]
     assert merged[1:] == ["seed=1"]
