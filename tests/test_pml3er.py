@@ -30,6 +30,16 @@ def test_c_step_stays_inside_the_candidate_box():
     assert 0 < C.max() <= 1
 
 
+@pytest.mark.parametrize("density", [0.05, 0.6])
+def test_c_step_equals_eq11_clipped(density):
+    """Both evaluation paths (candidate entries only, and the full product) equal Eq. 11."""
+    rng = np.random.default_rng(10)
+    Y = (rng.random((50, 12)) < density).astype(float)
+    Yhat, B, XW = rng.normal(size=(50, 12)), rng.normal(size=(12, 12)), rng.normal(size=(50, 12))
+    free = (Yhat @ B.T + XW) @ np.linalg.inv(B @ B.T + np.eye(12))
+    np.testing.assert_allclose(c_step(Yhat, B, XW, Y), np.clip(free, 0, 1) * Y, atol=1e-12)
+
+
 def test_fitted_confidences_stay_inside_the_candidate_box():
     X, _, Y = synthetic()
     model = PML3ER(k=5, lambda2=1.0).fit(X, Y)

@@ -44,16 +44,6 @@ def svt(A: np.ndarray, threshold: float, *, return_norm: bool = False):
     return (Z, float(shrunk.sum())) if return_norm else Z
 
 
-def c_step(Yhat: np.ndarray, B: np.ndarray, XW: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Eq. 11, ``(Yhat Bᵀ + X W)(B Bᵀ + I)^{-1}``, clipped into [0, Y]."""
-    eye = np.eye(B.shape[0])
-    # (B Bᵀ + I) is l x l with eigenvalues >= 1: invert it once, then one n x l x l product
-    inverse = scipy.linalg.cho_solve(scipy.linalg.cho_factor(B @ B.T + eye, check_finite=False),
-                                     eye, check_finite=False)
-    C = (Yhat @ B.T + XW) @ inverse
-    return np.clip(C, 0.0, 1.0) * Y
-
-
 _SPARSE_C_DENSITY = 0.25  # below this fraction of non-zeros, products with C go sparse
 
 
@@ -64,6 +54,27 @@ def _compact(C: np.ndarray):
 
 def _dense(A) -> np.ndarray:
     return A.toarray() if sp.issparse(A) else np.asarray(A)
+
+
+def c_step(Yhat: np.ndarray, B: np.ndarray, XW: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Eq. 11, ``(Yhat Bᵀ + X W)(B Bᵀ + I)^{-1}``, clipped into [0, Y].
+
+    Only the candidate entries survive the clipping, so when candidates are sparse the
+    product is evaluated at those entries alone, label by label.
+    """
+    eye = np.eye(B.shape[0])
+    # (B Bᵀ + I) is l x l with eigenvalues >= 1: invert it once
+    inverse = scipy.linalg.cho_solve(scipy.linalg.cho_factor(B @ B.T + eye, check_finite=False),
+                                     eye, check_finite=False)
+    candidates = Y > 0
+    if np.count_nonzero(candidates) >= _SPARSE_C_DENSITY * Y.size:
+        return np.clip((Yhat @ B.T + XW) @ inverse, 0.0, 1.0) * candidates
+    projected = B.T @ inverse
+    C = np.zeros(Y.shape)
+    for j in np.flatnonzero(candidates.any(axis=0)):
+        rows = np.flatnonzero(candidates[:, j])
+        C[rows, j] = Yhat[rows] @ projected[:, j] + XW[rows] @ inverse[:, j]
+    return np.clip(C, 0.0, 1.0)
 
 
 def b_step(C: np.ndarray, Yhat: np.ndarray, B: np.ndarray, Bhat: np.ndarray,
