@@ -113,7 +113,7 @@ class PMLLRS(BaseEstimator):
 
     default_bipartition = {"rule": "threshold", "threshold": 0.5}
 
-    def __init__(self, lambda_w: float = 1.0, lambda_y: float = 1.0, lambda_e: float = 0.1,
+    def __init__(self, lambda_w: float = 1.0, lambda_y: float = 1.0, lambda_e: float = 0.5,
                  max_iter: int = 500, threshold: float = 0.5, blas_threads: int | None = 1):
         self.lambda_w = lambda_w
         self.lambda_y = lambda_y
