@@ -104,3 +104,19 @@ def test_bad_parameters_are_reported(params):
     X, _, S, _ = low_rank_problem(n=20)
     with pytest.raises(PmlbenchError):
         PMLLRS(**params).fit(X, S.astype(np.uint8))
+
+
+def test_documented_defaults():
+    params = PMLLRS().get_params()
+    assert (params["lambda_w"], params["lambda_y"], params["lambda_e"]) == (1.0, 1.0, 0.5)
+    assert PMLLRS.default_bipartition == {"rule": "threshold", "threshold": 0.5}
+
+
+def test_trivial_solution_when_lambda_y_exceeds_lambda_e_times_spectral_norm():
+    # W = 0, Y = 0, E = S is optimal once λ_Y >= λ_E ‖S‖₂ (multipliers Λ1 = Λ3 = λ_E S)
+    X, _, S, _ = low_rank_problem()
+    lambda_e = 0.2
+    lambda_y = 1.01 * lambda_e * np.linalg.norm(S, 2)
+    result = pml_lrs_alm(with_bias(X), S, 1.0, lambda_y, lambda_e)
+    assert np.abs(result.Y).max() < 1e-3
+    np.testing.assert_allclose(result.E, S, atol=1e-3)
