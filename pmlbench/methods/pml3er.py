@@ -29,7 +29,7 @@ from pmlbench.methods.ridge import RidgeSystem, threshold_labels
 from pmlbench.validation import check_features, check_label_matrix
 
 INITS = ("candidates", "enrichment")
-_STAGE1 = LRUCache(8)
+_STAGE1 = LRUCache(4)
 
 
 def svt(A: np.ndarray, threshold: float, *, return_norm: bool = False):

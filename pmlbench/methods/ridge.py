@@ -21,10 +21,11 @@ from pmlbench.validation import check_features, check_label_matrix
 SOLVERS = ("cholesky", "eigh")
 FORMS = ("auto", "primal", "dual")
 
-# Gram matrices and factorisations of recent training sets (an inner-CV fold is refitted
-# for every grid value of lambda2; the Gram matrix and eigendecomposition do not depend on it).
-_GRAMS = LRUCache(6)
-_FACTORS = LRUCache(4)
+# Gram matrices and factorisations of recent training sets: tuning refits one inner-CV fold
+# for every grid value of lambda2 in a row, and the Gram matrix (and eigendecomposition) does
+# not depend on it. Entries are d x d or n x n, so the caches stay small.
+_GRAMS = LRUCache(2)
+_FACTORS = LRUCache(2)
 
 
 def _gram(X, dual: bool) -> np.ndarray:
