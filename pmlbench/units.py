@@ -6,7 +6,8 @@ convention, the seed, the test size and the split index. Its key is the SHA-256 
 canonical JSON of that normalised description, so the same unit has the same key however
 the config was written (argument order, ``1`` or ``1.0``, defaults spelt out or not).
 
-The number of splits is not part of a unit (split ``i`` is the same whether 2 or 5 splits
+Options that do nothing in a unit are dropped: the tuning options without a tuning grid, and
+the bipartition options its rule does not read. The number of splits is not part of a unit (split ``i`` is the same whether 2 or 5 splits
 are run, see pmlbench.protocol), nor are output options such as ``save_predictions``.
 
 The key also covers a fingerprint of the source files of the method, noise and dataset
@@ -65,6 +66,23 @@ def _normalise_tune(tune: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in tune.items() if k != "grid"}, "grid": grid}
 
 
+# Bipartition options a rule does not read (pmlbench.bipartition): dropped from keys, so a
+# changed default of an unused option does not invalidate stored units. Options not listed
+# here (including any added later) stay in the key.
+_UNUSED_BIPARTITION = {
+    "method": {"threshold", "objective", "training_scores", "cv"},
+    "threshold": {"objective", "training_scores", "cv"},
+    "top_k": {"threshold", "objective", "training_scores", "cv"},
+}
+
+
+def _normalise_bipartition(node: dict[str, Any]) -> dict[str, Any]:
+    unused = set(_UNUSED_BIPARTITION.get(node.get("rule"), set()))
+    if node.get("rule") in ("global", "per_label") and node.get("training_scores") == "train":
+        unused.add("cv")
+    return {k: v for k, v in node.items() if k not in unused}
+
+
 @cache
 def _file_digest(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
@@ -87,6 +105,7 @@ def unit_description(spec: ExperimentSpec, split: int, *, fingerprints: bool = T
     fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)
               if f.name not in NOT_UNIT_FIELDS}
     fields["tune"] = _normalise_tune(dict(fields.get("tune") or {}))
+    fields["bipartition"] = _normalise_bipartition(dict(fields.get("bipartition") or {}))
     fields["metrics"] = sorted(fields.get("metrics") or [])
     unit = {"schema": SCHEMA, **fields, "split": int(split)}
     if fingerprints:

@@ -44,7 +44,8 @@ def test_key_ignores_argument_order_and_spelling():
         noise={"rounding": "half_up", "rate": 1, "name": "uniform"},
         tune={"oracle": True, "grid": {"s": None}},  # no grid: the other options do nothing
         metrics=["average_precision", "hamming_loss"],
-        bipartition={"allow_empty": True, "threshold": 0.5, "rule": "method"},
+        bipartition={"allow_empty": True, "threshold": 0.9, "rule": "method",
+                     "objective": "micro_f1"},  # options the method's own rule does not read
     )
     assert unit_key(reordered, 3) == unit_key(spec(), 3)
     # the number of splits and output options do not change what a split is
@@ -62,10 +63,21 @@ def test_key_ignores_argument_order_and_spelling():
     {"metrics": ["hamming_loss"]},
     {"tune": {"grid": {"k": [5, 10]}, "cv": 5}},
     {"bipartition": {"rule": "threshold", "threshold": 0.5, "allow_empty": True}},
+    {"bipartition": {"rule": "method", "threshold": 0.5, "allow_empty": False}},
 ])
 def test_key_changes_with_what_the_unit_computes(change):
     assert unit_key(spec(**change), 0) != unit_key(spec(), 0)
     assert unit_key(spec(), 0) != unit_key(spec(), 1)
+
+
+def test_key_keeps_what_learned_bipartition_rules_read():
+    def key(**node):
+        return unit_key(spec(bipartition={"rule": "global", "threshold": 0.5,
+                                          "allow_empty": True, "objective": "micro_f1",
+                                          "training_scores": "cv", "cv": 5, **node}), 0)
+
+    assert len({key(), key(objective="hamming_loss"), key(cv=3), key(threshold=0.4)}) == 4
+    assert key(training_scores="train", cv=3) == key(training_scores="train", cv=5)
 
 
 def test_key_covers_the_method_source():
