@@ -3,10 +3,11 @@ TPAMI 2015), trained on candidate labels.
 
 Follows the authors' ``LIFT.m``: for every label j the positive and negative training
 instances are clustered separately into ``m_j = min(ceil(r|P_j|), ceil(r|N_j|))`` clusters
-each (Eq. 1 of the IJCAI paper), every instance is re-described by its Euclidean distances to
-the ``2 m_j`` centres (Eq. 2, positive centres first), and a linear SVM with Platt
-probabilities is trained on that representation (Eq. 3). The score of label j is the SVM's
-probability of the positive class; a label is predicted when that probability exceeds 0.5.
+each (the paper's clustering-ratio rule), every instance is re-described by its Euclidean
+distances to the ``2 m_j`` centres (the label-specific mapping φ_j, positive centres first),
+and a linear SVM with Platt probabilities is trained on that representation. The score of
+label j is the SVM's probability of the positive class; a label is predicted when that
+probability exceeds 0.5.
 
 Degenerate labels, as in ``LIFT.m``: when one side is empty (``m_j = 0``) there are no
 positive centres and the negative centres are ``min(50, n)`` k-means centres of all training
@@ -69,7 +70,7 @@ class LabelModel:
 
 def fit_label(X, y: np.ndarray, ratio: float, C: float, seeds: np.ndarray,
               fallback_centres: np.ndarray | None) -> LabelModel:
-    """Clusters, distance features and a Platt-scaled linear SVM for one label (Eqs. 1-3)."""
+    """Clusters, distance features and a Platt-scaled linear SVM for one label (LIFT's three steps)."""
     positive, negative = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     m = cluster_count(len(positive), len(negative), ratio)
     if m == 0:
@@ -95,7 +96,7 @@ class LIFT(BaseEstimator):
     """LIFT with a linear SVM per label (Zhang & Wu 2015), trained on candidate labels.
 
     Args:
-        ratio: the clustering ratio r of Eq. 1 (authors' default 0.1).
+        ratio: the clustering ratio r (authors' default 0.1).
         C: the SVM's cost (libsvm default 1, as ``LIFT.m`` uses).
         n_jobs: labels trained in parallel (joblib; -1 = all cores). Results do not depend on it.
         random_state: seeds k-means and Platt scaling; each label gets its own derived seeds.

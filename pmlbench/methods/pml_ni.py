@@ -1,14 +1,13 @@
 """PML-NI: partial multi-label learning with noisy label identification (Xie & Huang,
 AAAI 2020), trained on candidate labels.
 
-Objective (Eq. 5 of the paper), with ``Φ = [X, 1]`` and W, U, V of shape q x (d+1)::
+The paper's objective, with ``Φ = [X, 1]`` and W, U, V of shape q x (d+1)::
 
     min ½‖S − ΦWᵀ‖²_F + (λ/2)‖W‖²_F + β‖U‖_* + γ‖V‖_1   s.t.  W = U + V
 
 U is the low-rank multi-label classifier, V the sparse "feature-induced noise" identifier;
 only U is used at test time. The solver is the inexact augmented Lagrangian method of the
-authors' ``PMLNI_train.m`` (their Eqs. 7-12), where the penalty μ grows only when the change
-of U is small. Features are min-max scaled to [-1, 1] per feature on the training data.
+authors' ``PMLNI_train.m``, where the penalty μ grows only when the change of U is small. Features are min-max scaled to [-1, 1] per feature on the training data.
 
 Labels come from a learned threshold (the "size predictor" of Rank-SVM, as in
 ``PMLNI_test.m``): each training instance gets the cut of its scores that best separates its
@@ -51,7 +50,7 @@ class AlmResult:
 def pml_ni_alm(Phi, S: np.ndarray, lam: float, beta: float, gamma: float, *,
                max_iter: int = 500, mu: float = 1e-4, rho: float = 1.1, mu_max: float = 1e10,
                tol1: float = 1e-7, tol2: float = 1e-5) -> AlmResult:
-    """Inexact ALM for PML-NI's objective (paper Eqs. 7-12; ``PMLNI_train.m``).
+    """Inexact ALM for PML-NI's objective (as ``PMLNI_train.m``).
 
     ``Phi`` is n x p (features with a bias column), ``S`` the n x q targets (real values are
     accepted). Each iteration: the W step (a ridge solve), U = SVT_{β/μ}(W − V − Λ/μ),
@@ -90,7 +89,7 @@ def pml_ni_alm(Phi, S: np.ndarray, lam: float, beta: float, gamma: float, *,
 
 def pml_ni_objective(Phi, S: np.ndarray, W: np.ndarray, U: np.ndarray, V: np.ndarray,
                      lam: float, beta: float, gamma: float) -> float:
-    """Value of Eq. 5 (the constraint W = U + V is not checked here)."""
+    """Value of the objective (the constraint W = U + V is not checked here)."""
     residual = S - np.asarray(Phi @ W.T)
     return float(0.5 * np.sum(residual**2) + 0.5 * lam * np.sum(W**2)
                  + beta * scipy.linalg.svdvals(U).sum() + gamma * np.abs(V).sum())
@@ -178,7 +177,7 @@ class PMLNI(BaseEstimator):
                           np.ones((X.shape[0], 1))])
 
     def fit(self, X, Y) -> PMLNI:
-        """Solve Eq. 5 on the candidate labels, then fit the size predictor on them."""
+        """Solve the objective on the candidate labels, then fit the size predictor on them."""
         self._check_params()
         with threadpool_limits(self.blas_threads, user_api="blas"):
             return self._fit(X, Y)
