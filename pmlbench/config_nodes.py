@@ -74,7 +74,7 @@ def plugin_parameters(kind: str, obj: Any) -> dict[str, Any]:
 
 BIPARTITION_DEFAULTS = {"rule": "method", "threshold": 0.5, "allow_empty": True,
                         "objective": "hamming_loss", "training_scores": "cv", "cv": 5}
-TUNE_DEFAULTS = {"cv": 5, "scoring": "average_precision", "oracle": False}
+TUNE_DEFAULTS = {"cv": 5, "scoring": "average_precision", "oracle": False, "n_jobs": None}
 
 
 def method_node(name: str, cls: Any) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Generic for every method plugin: the ``tune`` config node names a grid of constructor
 parameters (``tune.grid.<param>: [values]``; null means not tuned), the number of folds
-``cv``, the ``scoring`` metric (any registered metric plugin) and ``oracle``.
+``cv``, the ``scoring`` metric (any registered metric plugin), ``oracle`` and ``n_jobs``
+(processes for the folds; null: the job's thread budget).
 
 The held-out folds are scored against the CANDIDATE labels, the only labels a partial
 multi-label learner has. ``oracle: true`` scores against the ground truth of the training
@@ -23,8 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import KFold, ParameterGrid
+from threadpoolctl import threadpool_info
 
 from pmlbench import registry
 from pmlbench.errors import PluginError, PmlbenchError
@@ -39,6 +42,7 @@ class TuningPlan:
     cv: int
     scoring: Metric
     oracle: bool
+    n_jobs: int = 1
 
     @property
     def points(self) -> list[dict[str, Any]]:
@@ -90,7 +94,21 @@ def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | Non
             f"tune.cv={cv} asks for more folds than the {n_train} training instances; lower tune.cv"
         )
     return TuningPlan(grid, cv, scoring_metric(tune.get("scoring", "average_precision")),
-                      bool(tune.get("oracle", False)))
+                      bool(tune.get("oracle", False)), fold_workers(tune.get("n_jobs"), cv))
+
+
+def fold_workers(n_jobs: Any, cv: int) -> int:
+    """Processes for the inner folds: ``tune.n_jobs``, or by default the job's thread budget.
+
+    The default follows the BLAS thread limit in force (threadpoolctl), which the sweep
+    machinery lowers for parallel launcher jobs, so tuning never oversubscribes the cores.
+    """
+    if n_jobs is None:
+        budgets = [pool["num_threads"] for pool in threadpool_info() if pool.get("num_threads")]
+        n_jobs = max(budgets, default=1)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+        raise PmlbenchError(f"tune.n_jobs must be a positive integer or null, got {n_jobs!r}")
+    return min(n_jobs, cv)
 
 
 def best_index(mean_scores: np.ndarray, higher_is_better: bool) -> int:
@@ -123,15 +141,22 @@ def cross_validate_grid(
     """
     points = plan.points
     folds = KFold(plan.cv, shuffle=True, random_state=random_state).split(np.zeros(Y_fit.shape[0]))
-    scores = np.empty((len(points), plan.cv))
-    for f, (fit_idx, held_idx) in enumerate(folds):
-        X_fit, X_held = X[fit_idx], X[held_idx]
-        Y_fold, Y_held = Y_fit[fit_idx], Y_score[held_idx]
-        model = clone(estimator)  # one object per fold: its caches serve every grid point
-        for p, point in enumerate(points):
-            model.set_params(**point)
-            model.fit(X_fit, Y_fold)
-            scores[p, f] = score_fold(model, X_fit, Y_fold, X_held, Y_held)
+    per_fold = Parallel(n_jobs=plan.n_jobs)(
+        delayed(_score_fold_grid)(estimator, points, X[fit_idx], Y_fit[fit_idx], X[held_idx],
+                                  Y_score[held_idx], score_fold)
+        for fit_idx, held_idx in folds
+    )
+    return np.array(per_fold, dtype=float).T
+
+
+def _score_fold_grid(estimator, points, X_fit, Y_fold, X_held, Y_held, score_fold) -> list[float]:
+    """Every grid point on one fold, consecutively on one estimator so its caches serve all."""
+    model = clone(estimator)
+    scores = []
+    for point in points:
+        model.set_params(**point)
+        model.fit(X_fit, Y_fold)
+        scores.append(score_fold(model, X_fit, Y_fold, X_held, Y_held))
     return scores
 
 

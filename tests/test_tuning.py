@@ -63,6 +63,16 @@ def test_tuning_picks_what_a_manual_cv_loop_picks(small_genbase, metric):
     assert record["against"] == "candidates" and record["oracle"] is False
 
 
+def test_parallel_folds_give_the_sequential_scores(small_genbase):
+    X, Y, Y_cand = small_genbase
+    records = [
+        fit_with_tuning(MLkNN(), X, Y_cand, Y_true_train=Y, random_state=3,
+                        spec=make_spec(grid={"k": [2, 8]}, cv=4, n_jobs=n_jobs))[2]
+        for n_jobs in (1, 2)
+    ]
+    assert records[0]["fold_scores"] == records[1]["fold_scores"]
+
+
 class BlockScores(BaseEstimator):
     """Scores = one block of the features: block 0 holds the truth, block 1 the candidates."""
 
@@ -118,7 +128,8 @@ def test_ties_go_to_the_first_grid_point(blocks):
 def test_grid_points_of_one_fold_are_fitted_consecutively_on_the_same_data(blocks):
     X, Y, Y_cand = blocks
     BlockScores.log.clear()
-    fit_with_tuning(BlockScores(), X, Y_cand, spec=make_spec(grid={"unused": [1, 2, 3]}, cv=3),
+    fit_with_tuning(BlockScores(), X, Y_cand,
+                    spec=make_spec(grid={"unused": [1, 2, 3]}, cv=3, n_jobs=1),
                     Y_true_train=Y, random_state=0)
     log = BlockScores.log
     assert len(log) == 3 * 3 + 1  # folds x grid points, then the refit
@@ -135,6 +146,7 @@ def test_grid_points_of_one_fold_are_fitted_consecutively_on_the_same_data(block
     ({"grid": {"k": [1, 2]}, "cv": 1}, "tune.cv must be an integer >= 2"),
     ({"grid": {"k": [1, 2]}, "cv": 500}, "more folds than the 60 training"),
     ({"grid": {"k": [1, 2]}, "scoring": "accuracy"}, "accuracy"),
+    ({"grid": {"k": [1, 2]}, "n_jobs": 0}, "tune.n_jobs must be a positive integer"),
 ])
 def test_bad_tuning_config_is_a_one_line_error(blocks, tune, message):
     X, Y, Y_cand = blocks
