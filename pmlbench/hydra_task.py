@@ -9,6 +9,7 @@ sweep goes on; a single run exits non-zero with a one-line message.
 from __future__ import annotations
 
 import json
+import traceback
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from pmlbench.app import UNITS_FILE, UnitsFailed, config_to_dict, run_config
+from pmlbench.atomic import atomic_write_text
 from pmlbench.cache import using_cache_dir
 from pmlbench.console import console, results_table
 from pmlbench.errors import PmlbenchError
@@ -85,6 +87,12 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
         _error(str(exc))
         if not multirun:
             raise SystemExit(2) from None
+    except Exception as exc:  # outside any unit (e.g. writing results): one job, not the sweep
+        if not multirun:
+            raise
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        atomic_write_text(out_dir / "error.txt", text)
+        _error(f"{type(exc).__name__}: {exc} (traceback in {out_dir / 'error.txt'})")
     finally:
         if multirun and not quiet:
             _sweep_line(Path(hydra_cfg.sweep.dir), out_dir, list(hydra_cfg.overrides.task))
