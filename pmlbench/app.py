@@ -166,8 +166,8 @@ class UnitRunner:
             self.fail(plan.index, exc)
             self.advance()
             return None
-        # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics): unlike wall
-        # time they do not grow when other processes share the cores
+        # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics) in this process
+        # (not in child processes): unlike wall time they do not grow when others share cores
         timing = {"wall_seconds": time.perf_counter() - wall,
                   "cpu_seconds": time.process_time() - cpu}
         summary = {"name": dataset.name, **dataset.summary()}

@@ -58,12 +58,17 @@ def _canonical(value: Any) -> Any:
     )
 
 
+# Tuning options that say how to run, not what is computed.
+_EXECUTION_TUNE_OPTIONS = {"n_jobs"}
+
+
 def _normalise_tune(tune: dict[str, Any]) -> dict[str, Any]:
     """Grid entries that are null tune nothing; without a grid the other options do nothing."""
     grid = {k: v for k, v in (tune.get("grid") or {}).items() if v is not None}
     if not grid:
         return {}
-    return {**{k: v for k, v in tune.items() if k != "grid"}, "grid": grid}
+    options = {k: v for k, v in tune.items() if k != "grid" and k not in _EXECUTION_TUNE_OPTIONS}
+    return {**options, "grid": grid}
 
 
 # Bipartition options a rule does not read (pmlbench.bipartition): dropped from keys, so a

@@ -48,6 +48,9 @@ def test_key_ignores_argument_order_and_spelling():
                      "objective": "micro_f1"},  # options the method's own rule does not read
     )
     assert unit_key(reordered, 3) == unit_key(spec(), 3)
+    tuned = {"grid": {"k": [5, 10]}, "cv": 5, "scoring": "average_precision", "oracle": False}
+    assert (unit_key(spec(tune={**tuned, "n_jobs": 2}), 0)
+            == unit_key(spec(tune={**tuned, "n_jobs": None}), 0))
     # the number of splits and output options do not change what a split is
     assert unit_key(spec(n_splits=2, save_predictions=True), 1) == unit_key(spec(), 1)
     assert unit_keys(spec(n_splits=3)) == [unit_key(spec(), s) for s in range(3)]
