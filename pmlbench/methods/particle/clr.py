@@ -58,15 +58,14 @@ def _fit_task(X, j, credible, noncand, svm_params):
         rows = np.flatnonzero(pos | neg)
         y = pos[rows].astype(np.int8)
         Xs = X[rows]
-        svm = LinearSVC(**svm_params)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            svm.fit(Xs, y)
+        svm = LinearSVC(**svm_params).fit(Xs, y)
         not_converged += int(np.max(svm.n_iter_) >= svm.max_iter)
+        w, b = svm.coef_.ravel(), float(svm.intercept_[0])
         seconds.append(k)
-        coefs.append(sp.csr_matrix(svm.coef_))
-        intercepts.append(float(svm.intercept_[0]))
-        accuracies.append(float(np.mean((svm.decision_function(Xs) > 0) == (y == 1))))
+        support = np.flatnonzero(w)  # w is non-zero only on features its rows use
+        coefs.append((support, w[support]))
+        intercepts.append(b)
+        accuracies.append(float(np.mean(((Xs @ w) + b > 0) == (y == 1))))
     return j, seconds, coefs, intercepts, accuracies, not_converged
 
 
@@ -82,9 +81,14 @@ def fit_clr(
     if loss == "hinge":
         svm_params["dual"] = True
     # liblinear releases the GIL, so threads parallelise the fits without copying X
-    tasks = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_fit_task)(X, j, credible, noncand, svm_params) for j in range(credible.shape[1])
-    )
+    # non-converged fits are counted instead (warning filters are process-wide: set them
+    # here, not inside the threads)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        tasks = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(_fit_task)(X, j, credible, noncand, svm_params)
+            for j in range(credible.shape[1])
+        )
     first, second, coefs, intercepts, accuracies, not_converged = [], [], [], [], [], 0
     for j, seconds, c, b, a, nc in tasks:
         first += [j] * len(seconds)
@@ -93,7 +97,13 @@ def fit_clr(
         intercepts += b
         accuracies += a
         not_converged += nc
-    coef = sp.vstack(coefs, format="csr") if coefs else sp.csr_matrix((0, X.shape[1]))
+    indptr = np.concatenate([[0], np.cumsum([support.size for support, _ in coefs])])
+    coef = sp.csr_matrix(
+        (np.concatenate([values for _, values in coefs] or [np.zeros(0)]),
+         np.concatenate([support for support, _ in coefs] or [np.zeros(0, dtype=np.int64)]),
+         indptr.astype(np.int64)),
+        shape=(len(coefs), X.shape[1]),
+    )
     return LinearModels(
         first=np.asarray(first, dtype=np.int64), second=np.asarray(second, dtype=np.int64),
         coef=coef, intercept=np.asarray(intercepts), accuracy=np.asarray(accuracies),
@@ -125,13 +135,11 @@ def clr_votes(
     zeta = np.zeros((n, n_labels))
     zeta_v = np.zeros(n)
     step = max(1, _CHUNK_ENTRIES // max(m, 1))
-    coef_t = models.coef.T.tocsr()
     for start in range(0, n, step):
         stop = min(start + step, n)
         block = X[start:stop]
         block = block.toarray() if sp.issparse(block) else block
-        # dense block times sparse coefficients: scipy evaluates it as sparse x dense
-        D = np.asarray(block @ coef_t) if m else np.zeros((stop - start, 0))
+        D = (models.coef @ block.T).T if m else np.zeros((stop - start, 0))  # sparse x dense
         positive = (D + models.intercept[None, :]) > 0
         zeta[start:stop] = (to_first.T @ positive.T.astype(np.float64)).T
         zeta[start:stop] += (to_second.T @ (~positive).T.astype(np.float64)).T
