@@ -18,8 +18,10 @@ from tests.reference import bipartition_metrics, matlab_ranking_metrics
 
 
 def pmlbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pmlbench", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=600)
+    """Run the CLI with no result store and no shared-work cache: every run computes afresh."""
+    isolated = [] if args[:1] == ("list",) else ["results_store=null", "cache_dir=null"]
+    return subprocess.run([sys.executable, "-m", "pmlbench", *args, *isolated],
+                          capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
 @pytest.fixture(scope="module")
