@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_limits
 from pmlbench.enrichment import label_enrichment
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods._fitcache import LRUCache, fingerprint
-from pmlbench.methods.ridge import RidgeSystem, threshold_labels
+from pmlbench.methods.ridge import LinearScores, RidgeSystem
 from pmlbench.validation import check_features, check_label_matrix
 
 INITS = ("candidates", "enrichment")
@@ -108,7 +108,7 @@ def objective(Yhat, C, B, XW, W, lambda1: float, lambda2: float,
                  + lambda1 * nuclear + lambda2 * np.sum(W ** 2))
 
 
-class PML3ER(BaseEstimator):
+class PML3ER(LinearScores, BaseEstimator):
     """PML3ER: label enrichment (Stage 1) and joint confidence/predictor learning (Stage 2).
 
     Args:
@@ -240,15 +240,3 @@ class PML3ER(BaseEstimator):
             if abs(history[-2] - history[-1]) <= self.tol * max(abs(history[-2]), 1e-12):
                 break
         return W, C, B, history, system
-
-    def decision_function(self, X) -> np.ndarray:
-        """Scores ``X W`` (n x l)."""
-        X = check_features(X)
-        if X.shape[1] != self.n_features_in_:
-            raise PmlbenchError(f"X has {X.shape[1]} features but the model was fitted on "
-                                f"{self.n_features_in_}; use the same feature columns")
-        return np.asarray(X @ self.W_)
-
-    def predict(self, X) -> np.ndarray:
-        """Threshold the scores (``threshold``, ``allow_empty``)."""
-        return threshold_labels(self.decision_function(X), self.threshold, self.allow_empty)

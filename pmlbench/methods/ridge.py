@@ -92,7 +92,23 @@ def threshold_labels(scores: np.ndarray, threshold: float, allow_empty: bool) ->
     return Y_pred if allow_empty else ensure_nonempty(Y_pred, scores)
 
 
-class Ridge(BaseEstimator):
+class LinearScores:
+    """Scores ``X W_`` and a thresholded ``predict``, shared by ridge and PML3ER."""
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``X W`` (n x l)."""
+        X = check_features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise PmlbenchError(f"X has {X.shape[1]} features but the model was fitted on "
+                                f"{self.n_features_in_}; use the same feature columns")
+        return np.asarray(X @ self.W_)
+
+    def predict(self, X) -> np.ndarray:
+        """Threshold the scores (see ``threshold`` and ``allow_empty``)."""
+        return threshold_labels(self.decision_function(X), self.threshold, self.allow_empty)
+
+
+class Ridge(LinearScores, BaseEstimator):
     """Least squares on the candidate labels (PML3ER's W-step with C = Y, Eq. 17).
 
     Args:
@@ -124,15 +140,3 @@ class Ridge(BaseEstimator):
             self.W_ = system.solve(Y.astype(np.float64))
         self.n_features_in_ = X.shape[1]
         return self
-
-    def decision_function(self, X) -> np.ndarray:
-        """Scores ``X W`` (n x l)."""
-        X = check_features(X)
-        if X.shape[1] != self.n_features_in_:
-            raise PmlbenchError(f"X has {X.shape[1]} features but the model was fitted on "
-                                f"{self.n_features_in_}; use the same feature columns")
-        return np.asarray(X @ self.W_)
-
-    def predict(self, X) -> np.ndarray:
-        """Threshold the scores (see ``threshold`` and ``allow_empty``)."""
-        return threshold_labels(self.decision_function(X), self.threshold, self.allow_empty)
