@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from pmlbench.errors import PmlbenchError
 
@@ -63,3 +63,15 @@ def limit_threads(threads: int | None) -> Iterator[None]:
         return
     with threadpool_limits(limits=int(threads)):
         yield
+
+
+def worker_budget(n_jobs: Any, option: str) -> int:
+    """Processes a job may use for its own parallel work: ``n_jobs``, or by default (None)
+    the BLAS thread limit in force, which a parallel launcher lowers for each job (see
+    :func:`threads_for_job`), so nested parallelism never oversubscribes the cores."""
+    if n_jobs is None:
+        budgets = [pool["num_threads"] for pool in threadpool_info() if pool.get("num_threads")]
+        return max(budgets) if budgets else available_cores()
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+        raise PmlbenchError(f"{option} must be a non-zero integer or null, got {n_jobs!r}")
+    return parallel_jobs(n_jobs, available_cores())

@@ -3,7 +3,7 @@
 Generic for every method plugin: the ``tune`` config node names a grid of constructor
 parameters (``tune.grid.<param>: [values]``; null means not tuned), the number of folds
 ``cv``, the ``scoring`` metric (any registered metric plugin), ``oracle`` and ``n_jobs``
-(processes for the folds; null: the job's thread budget).
+(processes for the folds; -1: all cores; null: the job's thread budget).
 
 The held-out folds are scored against the CANDIDATE labels, the only labels a partial
 multi-label learner has. ``oracle: true`` scores against the ground truth of the training
@@ -27,11 +27,11 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import KFold, ParameterGrid
-from threadpoolctl import threadpool_info
 
 from pmlbench import registry
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import Metric
+from pmlbench.threads import worker_budget
 
 
 @dataclass(frozen=True)
@@ -98,17 +98,8 @@ def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | Non
 
 
 def fold_workers(n_jobs: Any, cv: int) -> int:
-    """Processes for the inner folds: ``tune.n_jobs``, or by default the job's thread budget.
-
-    The default follows the BLAS thread limit in force (threadpoolctl), which the sweep
-    machinery lowers for parallel launcher jobs, so tuning never oversubscribes the cores.
-    """
-    if n_jobs is None:
-        budgets = [pool["num_threads"] for pool in threadpool_info() if pool.get("num_threads")]
-        n_jobs = max(budgets, default=1)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
-        raise PmlbenchError(f"tune.n_jobs must be a positive integer or null, got {n_jobs!r}")
-    return min(n_jobs, cv)
+    """Processes for the inner folds: ``tune.n_jobs``, or by default the job's thread budget."""
+    return min(worker_budget(n_jobs, "tune.n_jobs"), cv)
 
 
 def best_index(mean_scores: np.ndarray, higher_is_better: bool) -> int:

@@ -146,7 +146,7 @@ def test_grid_points_of_one_fold_are_fitted_consecutively_on_the_same_data(block
     ({"grid": {"k": [1, 2]}, "cv": 1}, "tune.cv must be an integer >= 2"),
     ({"grid": {"k": [1, 2]}, "cv": 500}, "more folds than the 60 training"),
     ({"grid": {"k": [1, 2]}, "scoring": "accuracy"}, "accuracy"),
-    ({"grid": {"k": [1, 2]}, "n_jobs": 0}, "tune.n_jobs must be a positive integer"),
+    ({"grid": {"k": [1, 2]}, "n_jobs": 0}, "tune.n_jobs must be a non-zero integer"),
 ])
 def test_bad_tuning_config_is_a_one_line_error(blocks, tune, message):
     X, Y, Y_cand = blocks

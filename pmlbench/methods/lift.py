@@ -32,6 +32,7 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import SVC
 
 from pmlbench.errors import PmlbenchError
+from pmlbench.threads import worker_budget
 from pmlbench.validation import check_features, check_label_matrix
 
 # LIFT.m clusters all training data into this many centres for a label with an empty side.
@@ -98,13 +99,14 @@ class LIFT(BaseEstimator):
     Args:
         ratio: the clustering ratio r (authors' default 0.1).
         C: the SVM's cost (libsvm default 1, as ``LIFT.m`` uses).
-        n_jobs: labels trained in parallel (joblib; -1 = all cores). Results do not depend on it.
+        n_jobs: processes training labels in parallel (joblib; -1 = all cores; None = the
+            job's thread budget, which parallel sweeps lower). Results do not depend on it.
         random_state: seeds k-means and Platt scaling; each label gets its own derived seeds.
     """
 
     default_bipartition = {"rule": "method"}
 
-    def __init__(self, ratio: float = 0.1, C: float = 1.0, n_jobs: int = -1,
+    def __init__(self, ratio: float = 0.1, C: float = 1.0, n_jobs: int | None = None,
                  random_state: int | None = None):
         self.ratio = ratio
         self.C = C
@@ -133,7 +135,7 @@ class LIFT(BaseEstimator):
         fallback = None
         if np.any((counts == 0) | (counts == n)):
             fallback = kmeans_centres(X, min(FALLBACK_CLUSTERS, n), int(seeds[-1]))
-        models = Parallel(n_jobs=self.n_jobs)(
+        models = Parallel(n_jobs=worker_budget(self.n_jobs, "method.n_jobs"))(
             delayed(fit_label)(X, Y[:, j], float(self.ratio), float(self.C), label_seeds[j],
                                fallback)
             for j in range(q)
