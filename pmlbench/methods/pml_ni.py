@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods._linalg import SymmetricSolver, gram, soft_threshold
 from pmlbench.methods.pml3er import svt
-from pmlbench.validation import check_features, check_label_matrix
+from pmlbench.validation import check_features, check_hyperparameters, check_label_matrix
 
 
 @dataclass
@@ -161,12 +161,7 @@ class PMLNI(BaseEstimator):
         self.blas_threads = blas_threads
 
     def _check_params(self) -> None:
-        for name in ("lam", "beta", "gamma"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
-                raise PmlbenchError(f"method.{name} must be a non-negative number, got {value!r}")
-        if not isinstance(self.max_iter, int) or self.max_iter < 1:
-            raise PmlbenchError(f"method.max_iter must be a positive integer, got {self.max_iter!r}")
+        check_hyperparameters(self, non_negative=("lam", "beta", "gamma"), positive_int=("max_iter",))
 
     def _design(self, X) -> np.ndarray:
         X = check_features(X)
