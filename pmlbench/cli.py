@@ -40,6 +40,46 @@ def check_group_choices(overrides: list[str], presets: dict[str, set[str]]) -> N
                 registry.get(_GROUP_KINDS[key], choice)
 
 
+def default_choices() -> dict[str, str]:
+    """The group options conf/config.yaml selects when the command line does not."""
+    from omegaconf import OmegaConf
+
+    from pmlbench.app import config_dir
+
+    defaults = OmegaConf.to_container(OmegaConf.load(config_dir() / "config.yaml"))["defaults"]
+    return {k: v for item in defaults if isinstance(item, dict) for k, v in item.items()
+            if k in _GROUP_KINDS}
+
+
+def check_parameter_keys(overrides: list[str], presets: dict[str, set[str]]) -> None:
+    """Fail in one line on ``method.<key>=`` when no selected method has that parameter."""
+    from pmlbench.config_nodes import plugin_parameters
+
+    if any(o.lstrip("+~").startswith("experiment=") for o in overrides):
+        return  # a named experiment selects the plugins itself
+    chosen = {group: [choice] for group, choice in default_choices().items()}
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        if sep and key in _GROUP_KINDS:
+            chosen[key] = [c.strip() for c in value.split(",") if c.strip()]
+    for override in overrides:
+        key, sep, _ = override.partition("=")
+        group, dot, param = key.partition(".")
+        if not sep or not dot or group not in _GROUP_KINDS or "." in param or param == "name":
+            continue
+        names = chosen.get(group, [])
+        if not names or any(name in presets.get(group, set()) for name in names):
+            continue  # a YAML preset may add keys of its own
+        for name in names:
+            kind = _GROUP_KINDS[group]
+            known = plugin_parameters(kind, registry.load(kind, name))
+            if param not in known:
+                raise PmlbenchError(
+                    f"{group} {name!r} has no parameter {param!r}; its parameters: "
+                    f"{', '.join(known) or '(none)'} (pmlbench list {kind})"
+                )
+
+
 def yaml_presets() -> dict[str, set[str]]:
     from pmlbench.app import config_dir
     from pmlbench.presets import plugin_presets
@@ -58,7 +98,10 @@ def run_hydra(argv: list[str]) -> int:
     from pmlbench.hydra_task import task
     from pmlbench.presets import with_preset_searchpath
 
-    check_group_choices([a for a in argv if not a.startswith("-")], yaml_presets())
+    overrides = [a for a in argv if not a.startswith("-")]
+    presets = yaml_presets()
+    check_group_choices(overrides, presets)
+    check_parameter_keys(overrides, presets)
     register_config_nodes()
     sys.argv = [sys.argv[0], *with_preset_searchpath(argv)]
     main = hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")(task)

@@ -104,6 +104,7 @@ def test_list_shows_every_kind():
         ("metric_convention=matlab", "unknown metric_convention 'matlab'"),
         ("noise.rate=-0.5", "noise.rate must be a non-negative number"),
         ("metrics=[average_precison]", "unknown metric 'average_precison'"),
+        ("method.kk=3", "method 'mlknn' has no parameter 'kk'; its parameters: k, s"),
     ],
 )
 def test_bad_input_gets_one_line_error(tmp_path, override, message):
