@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import inspect
 import json
 import math
@@ -94,14 +95,32 @@ def _file_digest(path: str) -> str:
 
 
 def plugin_fingerprint(kind: str, name: str) -> str | None:
-    """A digest of the source file defining a plugin (None when it has no source file)."""
+    """A digest of the source file defining a plugin (None when it has no source file).
+
+    A plugin that fails to import is fingerprinted by its entry point's module file, found
+    without importing it, so its failure record carries the key a later success will have.
+    """
     try:
-        obj = registry.get(kind, name).load()
+        info = registry.get(kind, name)
+    except PmlbenchError:
+        return None  # an unknown plugin fails later with its own message
+    try:
+        obj = info.load()
         source = inspect.getsourcefile(obj if inspect.isclass(obj) or inspect.isfunction(obj)
                                        else type(obj))
-    except (TypeError, OSError, PmlbenchError):
-        return None  # an unknown plugin fails later with its own message
+    except PmlbenchError:
+        source = _module_file(info.entry_point.value.split(":")[0])
+    except (TypeError, OSError):
+        return None
     return _file_digest(source) if source else None
+
+
+def _module_file(module: str) -> str | None:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.has_location else None
 
 
 def unit_description(spec: ExperimentSpec, split: int, *, fingerprints: bool = True

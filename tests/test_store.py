@@ -280,3 +280,19 @@ def test_load_records_keeps_the_newest_record_of_a_unit(tmp_path):
                     "run": {"unix_time": when}, "records": [{"value": value}]})
     assert sorted(load_records(tmp_path)["value"]) == [0.2, 0.3]
     assert sorted(load_records(tmp_path, latest=False)["value"]) == [0.1, 0.2, 0.3]
+
+
+def test_a_plugin_that_fails_to_import_keeps_its_key(monkeypatch):
+    """Its failure record must carry the key a later successful run stores under."""
+    from pmlbench import registry
+    from pmlbench.errors import PluginError
+    from pmlbench.units import plugin_fingerprint
+
+    working = plugin_fingerprint("method", "pml_ni")
+
+    def broken_load(self):
+        raise PluginError(f"{self.label} failed to import (ImportError: simulated)")
+
+    monkeypatch.setattr(registry.PluginInfo, "load", broken_load)
+    assert working is not None
+    assert plugin_fingerprint("method", "pml_ni") == working
