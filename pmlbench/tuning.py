@@ -28,8 +28,8 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import KFold, ParameterGrid
 
-from pmlbench import registry
-from pmlbench.errors import PluginError, PmlbenchError
+from pmlbench.errors import PmlbenchError
+from pmlbench.experiment import load_metrics
 from pmlbench.metrics.base import Metric
 from pmlbench.threads import worker_budget
 
@@ -68,10 +68,7 @@ def scoring_metric(name: str) -> Metric:
     """The registered metric plugin called ``name``."""
     if not isinstance(name, str):
         raise PmlbenchError(f"tune.scoring must be a metric name, got {name!r}")
-    metric = registry.get("metric", name).load()
-    if not isinstance(metric, Metric):
-        raise PluginError(f"metric plugin {name!r} is a {type(metric).__name__}, not a Metric")
-    return metric
+    return load_metrics([name])[name]
 
 
 def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | None:
