@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 from pmlbench import registry
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import Metric
+from pmlbench.validation import as_dense
 
 RULES = ("method", "threshold", "global", "per_label", "top_k")
 TRAINING_SCORES = ("cv", "train")
@@ -99,9 +99,6 @@ def objective_metric(name: str) -> Metric:
     return metric
 
 
-def _dense(values) -> np.ndarray:
-    return np.asarray(values.toarray() if sp.issparse(values) else values, dtype=np.float64)
-
 
 def out_of_fold_scores(estimator, X, Y: np.ndarray, cv: int,
                        random_state: int | None) -> np.ndarray:
@@ -118,7 +115,7 @@ def out_of_fold_scores(estimator, X, Y: np.ndarray, cv: int,
     scores = np.empty(Y.shape, dtype=np.float64)
     for fit_idx, held_idx in KFold(cv, shuffle=True, random_state=random_state).split(Y):
         model = clone(template).fit(X[fit_idx], Y[fit_idx])
-        scores[held_idx] = _dense(model.decision_function(X[held_idx]))
+        scores[held_idx] = as_dense(model.decision_function(X[held_idx]), np.float64)
     return scores
 
 
@@ -159,7 +156,7 @@ class Bipartition:
             if self.training_scores == "cv":
                 scores = out_of_fold_scores(estimator, X_train, Y, self.cv, random_state)
             else:
-                scores = _dense(estimator.decision_function(X_train))
+                scores = as_dense(estimator.decision_function(X_train), np.float64)
             if self.rule == "global":
                 self.fitted["threshold"] = self._fit_global(scores, Y)
             else:

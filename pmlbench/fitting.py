@@ -10,17 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from pmlbench.bipartition import make_bipartition
 from pmlbench.errors import PmlbenchError
 from pmlbench.tuning import make_plan, tune, tuning_grid
+from pmlbench.validation import as_dense
 
 __all__ = ["fit_with_tuning", "tuning_grid"]
 
-
-def _dense(values) -> np.ndarray:
-    return np.asarray(values.toarray() if sp.issparse(values) else values, dtype=np.float64)
 
 
 def fold_scorer(spec, metric, random_state: int | None):
@@ -31,7 +28,7 @@ def fold_scorer(spec, metric, random_state: int | None):
     options = {"convention": spec.metric_convention, "zero_division": spec.macro_f1_zero_division}
 
     def score(model, X_fit, Y_fit, X_held, Y_held) -> float:
-        scores = _dense(model.decision_function(X_held))
+        scores = as_dense(model.decision_function(X_held), np.float64)
         if scores.shape != Y_held.shape:
             raise PmlbenchError(
                 f"{type(model).__name__} returned scores of shape {scores.shape} in inner "

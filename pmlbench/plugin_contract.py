@@ -17,13 +17,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import NEEDS, Metric
 from pmlbench.registry import PluginInfo
-from pmlbench.validation import check_label_matrix
+from pmlbench.validation import as_dense, check_label_matrix
 
 METHOD_API = ("fit", "decision_function", "predict")
 
@@ -96,23 +95,20 @@ def check_method_api(info: PluginInfo, estimator: Any) -> Any:
     return estimator
 
 
-def _dense(values: Any) -> np.ndarray:
-    return np.asarray(values.toarray() if sp.issparse(values) else values)
-
 
 def check_method_output(
     info: PluginInfo, scores: Any, Y_pred: Any, shape: tuple[int, int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scores must be finite n x l floats, predictions n x l 0/1; returns float64, uint8."""
     try:
-        scores = np.asarray(_dense(scores), dtype=np.float64)
+        scores = as_dense(scores, np.float64)
     except (TypeError, ValueError):
         raise PluginError(f"{info.label} returned non-numeric scores") from None
     if scores.shape != shape:
         raise PluginError(f"{info.label} returned scores of shape {scores.shape}, expected {shape}")
     if not np.all(np.isfinite(scores)):
         raise PluginError(f"{info.label} returned NaN or infinite scores")
-    Y_pred = _dense(Y_pred)
+    Y_pred = as_dense(Y_pred)
     if Y_pred.shape != shape:
         raise PluginError(f"{info.label} predicted labels of shape {Y_pred.shape}, expected {shape}")
     if not np.isin(Y_pred, (0, 1)).all():

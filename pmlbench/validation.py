@@ -61,3 +61,8 @@ def check_hyperparameters(estimator, *, non_negative=(), positive_int=()) -> Non
         value = getattr(estimator, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise PmlbenchError(f"method.{name} must be a positive integer, got {value!r}")
+
+
+def as_dense(values, dtype=None) -> np.ndarray:
+    """A dense array from a dense or sparse method output."""
+    return np.asarray(values.toarray() if sp.issparse(values) else values, dtype=dtype)
