@@ -25,11 +25,11 @@ import tracemalloc
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
-from pmlbench import registry
+from pmlbench.plugins import registry
 from pmlbench.methods.mlknn import MLkNN
-from pmlbench.neighbors import kneighbors
+from pmlbench.numerics.neighbors import kneighbors
 from pmlbench.noise.uniform import uniform_noise
-from pmlbench.protocol import plan_splits
+from pmlbench.protocol.splits import plan_splits
 
 DATASETS = ("synthetic", "genbase", "medical", "arts", "corel5k", "bibtex")
 

@@ -17,12 +17,12 @@ from functools import partial
 
 import numpy as np
 
-from pmlbench import registry
+from pmlbench.plugins import registry
 from pmlbench.methods.particle.clr import VIRTUAL, clr_votes, fit_clr
 from pmlbench.methods.particle.credible import Stage1Params, credible_labels
 from pmlbench.noise.uniform import uniform_noise
-from pmlbench.protocol import plan_splits
-from pmlbench.validation import check_features
+from pmlbench.protocol.splits import plan_splits
+from pmlbench.core.checks import check_features
 
 DATASETS = ("genbase", "medical", "arts", "corel5k", "bibtex")
 

@@ -31,15 +31,15 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 from threadpoolctl import threadpool_limits
 
-from pmlbench import registry
-from pmlbench.enrichment import enrich, pml3er_normalize
-from pmlbench.experiment import ExperimentSpec
-from pmlbench.fitting import fit_with_tuning
+from pmlbench.plugins import registry
+from pmlbench.numerics.enrichment import enrich, pml3er_normalize
+from pmlbench.protocol.experiment import ExperimentSpec
+from pmlbench.protocol.fitting import fit_with_tuning
 from pmlbench.methods import pml3er as pml3er_module
 from pmlbench.methods import ridge as ridge_module
 from pmlbench.methods.pml3er import PML3ER
 from pmlbench.noise.uniform import uniform_noise
-from pmlbench.protocol import plan_splits
+from pmlbench.protocol.splits import plan_splits
 
 DATASETS = ("synthetic", "genbase", "medical", "arts", "corel5k", "bibtex")
 LAMBDA2 = 10.0

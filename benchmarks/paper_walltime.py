@@ -1,6 +1,6 @@
 """Wall time of the paper experiment (``+experiment=paper``) from a result store.
 
-Reads the per-unit wall and CPU seconds that a sweep stored (pmlbench.store), and
+Reads the per-unit wall and CPU seconds that a sweep stored (pmlbench.runner.store), and
 extrapolates from the units present to the whole paper grid (five datasets x four noise
 rates x five splits x the methods of conf/experiment/paper.yaml), assuming a unit costs
 what the measured units of its (method, dataset) cost on average. CPU seconds do not grow
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pmlbench.store import iter_records
+from pmlbench.runner.store import iter_records
 
 DATASETS = ("arts", "bibtex", "corel5k", "genbase", "medical")
 RATES = 4

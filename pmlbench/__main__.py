@@ -1,5 +1,5 @@
 import sys
 
-from pmlbench.cli import main
+from pmlbench.cli.main import main
 
 sys.exit(main())

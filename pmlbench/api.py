@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pmlbench.experiment import ExperimentResult
+from pmlbench.protocol.experiment import ExperimentResult
 
 
 def compose_config(overrides: list[str] | None = None) -> dict[str, Any]:
@@ -19,9 +19,9 @@ def compose_config(overrides: list[str] | None = None) -> dict[str, Any]:
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    from pmlbench.app import config_dir
-    from pmlbench.cli import check_group_choices, yaml_presets
-    from pmlbench.config_nodes import register_config_nodes
+    from pmlbench.cli.main import check_group_choices, yaml_presets
+    from pmlbench.hydra_app.config_tree import config_dir
+    from pmlbench.plugins.config_nodes import register_config_nodes
 
     overrides = list(overrides or [])
     check_group_choices(overrides, yaml_presets())
@@ -36,6 +36,6 @@ def compose_config(overrides: list[str] | None = None) -> dict[str, Any]:
 
 def run(overrides: list[str] | None, out_dir: str | Path, quiet: bool = True) -> ExperimentResult:
     """Run one experiment and write its results into ``out_dir``."""
-    from pmlbench.app import run_config
+    from pmlbench.runner.run import run_config
 
     return run_config(compose_config(overrides), Path(out_dir), quiet=quiet)

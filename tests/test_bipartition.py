@@ -8,9 +8,9 @@ from hydra import compose, initialize_config_dir
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import KFold
 
-from pmlbench.app import config_dir
-from pmlbench.bipartition import Bipartition, make_bipartition, out_of_fold_scores
-from pmlbench.config_nodes import register_config_nodes
+from pmlbench.hydra_app.config_tree import config_dir
+from pmlbench.protocol.bipartition import Bipartition, make_bipartition, out_of_fold_scores
+from pmlbench.plugins.config_nodes import register_config_nodes
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from pmlbench import registry
-from pmlbench.commands.check_plugin import check_plugin, kinds_of, main
+from pmlbench.plugins import registry
+from pmlbench.cli.commands.check_plugin import check_plugin, kinds_of, main
 from pmlbench.errors import PluginError
-from pmlbench.experiment import ExperimentSpec, run_experiment
+from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
 
 DIST = "pmlbench-broken"
 

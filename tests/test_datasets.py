@@ -9,7 +9,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from pmlbench import registry
+from pmlbench.plugins import registry
 from pmlbench.datasets.arff import load_arff
 from pmlbench.datasets.bundled import DATA_DIR
 from pmlbench.datasets.dataset import Dataset

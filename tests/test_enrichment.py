@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from pmlbench.enrichment import (
+from pmlbench.numerics.enrichment import (
     enrich,
     knn_graph,
     label_enrichment,

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from pmlbench.datasets.bundled import genbase, medical
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
-from pmlbench.neighbors import kneighbors
+from pmlbench.numerics.neighbors import kneighbors
 
 
 def plain_mlknn(X_train, Y, X_test, k=10, s=1.0):

@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 from sklearn.svm import LinearSVC
 
-from pmlbench import registry
+from pmlbench.plugins import registry
 from pmlbench.datasets.bundled import genbase
-from pmlbench.enrichment import particle_normalize, propagate
+from pmlbench.numerics.enrichment import particle_normalize, propagate
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
 from pmlbench.methods.particle import ParticleMAP, ParticleVLS
@@ -21,7 +21,7 @@ from pmlbench.methods.particle.credible import (
     propagation_matrix,
     zero_weight_mask,
 )
-from pmlbench.neighbors import kneighbors
+from pmlbench.numerics.neighbors import kneighbors
 from pmlbench.noise.uniform import uniform_noise
 
 

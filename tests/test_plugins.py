@@ -15,8 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pmlbench import presets, registry
-from pmlbench.cli import check_group_choices, yaml_presets
+from pmlbench.plugins import presets
+
+from pmlbench.plugins import registry
+from pmlbench.cli.main import check_group_choices, yaml_presets
 from pmlbench.errors import PluginError
 
 ROOT = Path(__file__).resolve().parents[1]

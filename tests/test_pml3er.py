@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from pmlbench.config_nodes import method_node
+from pmlbench.plugins.config_nodes import method_node
 from pmlbench.errors import PmlbenchError
-from pmlbench.experiment import ExperimentSpec, run_experiment
+from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
 from pmlbench.methods import pml3er as pml3er_module
 from pmlbench.methods.pml3er import PML3ER, b_step, c_step, objective, svt
 from pmlbench.methods.ridge import Ridge, RidgeSystem
@@ -156,7 +156,7 @@ def test_objective_behaviour_of_each_step():
     the test bounds each outer rise by the clipping gap and checks the overall decrease.
     """
     X, _, Y = synthetic(seed=6)
-    from pmlbench.enrichment import label_enrichment
+    from pmlbench.numerics.enrichment import label_enrichment
 
     Yhat, _ = label_enrichment(X, Y, k=5, alpha=0.5)
     exact, gaps = run_steps(X, Y, Yhat, 1.0, 3.0, admm_iter=400)

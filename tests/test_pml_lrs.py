@@ -10,7 +10,7 @@ import scipy.optimize
 import scipy.sparse as sp
 
 from pmlbench.errors import PmlbenchError
-from pmlbench.methods._linalg import with_bias
+from pmlbench.numerics.linalg import with_bias
 from pmlbench.methods.pml_lrs import PMLLRS, pml_lrs_alm, pml_lrs_objective
 
 

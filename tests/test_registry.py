@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pmlbench import registry
-from pmlbench.config_nodes import method_node, plugin_parameters
+from pmlbench.plugins import registry
+from pmlbench.plugins.config_nodes import method_node, plugin_parameters
 from pmlbench.errors import PluginError
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pmlbench.cli import main as cli_main
+from pmlbench.cli.main import main as cli_main
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import ReportOptions, build_report, load_results, prepare, write_report
 
@@ -256,7 +256,7 @@ def test_plots_cd_noise_and_sensitivity(multirun, tmp_path):
 @pytest.mark.slow
 def test_end_to_end_real_runs(tmp_path):
     """pml3er and mlknn on genbase at two noise rates, reported and recomputed independently."""
-    from pmlbench.app import run_config
+    from pmlbench.runner.run import run_config
 
     root = tmp_path / "multirun"
     for job, (method, rate) in enumerate(product(["pml3er", "mlknn"], [0.5, 1.0])):

@@ -14,15 +14,15 @@ import pytest
 import scipy.sparse as sp
 from threadpoolctl import threadpool_info
 
-from pmlbench import cache
+from pmlbench.core import workcache as cache
 from pmlbench.api import compose_config
-from pmlbench.app import UnitsFailed, run_config, spec_from_config
+from pmlbench.runner.run import UnitsFailed, run_config, spec_from_config
 from pmlbench.errors import PmlbenchError
-from pmlbench.experiment import ExperimentSpec
+from pmlbench.protocol.experiment import ExperimentSpec
 from pmlbench.methods.mlknn import MLkNN
-from pmlbench.store import ResultStore, iter_failures, iter_records, load_failures, load_records
-from pmlbench.threads import limit_threads, threads_for_job
-from pmlbench.units import unit_description, unit_key, unit_keys
+from pmlbench.runner.store import ResultStore, iter_failures, iter_records, load_failures, load_records
+from pmlbench.runner.threads import limit_threads, threads_for_job
+from pmlbench.runner.units import unit_description, unit_key, unit_keys
 
 BASE = dict(
     dataset={"name": "genbase"}, noise={"name": "uniform", "rate": 1.0, "rounding": "half_up"},
@@ -95,7 +95,7 @@ def test_store_write_is_atomic_and_temp_files_are_ignored(tmp_path):
     store.save(record)
     # a writer killed mid-write leaves only its temporary file: simulate one in a subprocess
     code = (
-        "import os, sys; from pmlbench.atomic import atomic_write\n"
+        "import os, sys; from pmlbench.core.atomic import atomic_write\n"
         "def half(p):\n"
         "    p.write_text('{\"key\": \"k2\", \"status\": \"do')\n"
         "    os._exit(9)\n"
@@ -248,9 +248,9 @@ def test_threads_per_job():
 
 def test_methods_share_the_cached_knn_graph(tmp_path):
     from pmlbench.datasets.bundled import genbase
-    from pmlbench.enrichment import label_enrichment
+    from pmlbench.numerics.enrichment import label_enrichment
     from pmlbench.methods.particle.credible import Stage1Params, propagation_matrix
-    from pmlbench.validation import check_features
+    from pmlbench.core.checks import check_features
 
     data = genbase()
     X, Y = check_features(data.X[:120]), data.Y[:120]
@@ -284,9 +284,9 @@ def test_load_records_keeps_the_newest_record_of_a_unit(tmp_path):
 
 def test_a_plugin_that_fails_to_import_keeps_its_key(monkeypatch):
     """Its failure record must carry the key a later successful run stores under."""
-    from pmlbench import registry
+    from pmlbench.plugins import registry
     from pmlbench.errors import PluginError
-    from pmlbench.units import plugin_fingerprint
+    from pmlbench.runner.units import plugin_fingerprint
 
     working = plugin_fingerprint("method", "pml_ni")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pmlbench.store import iter_failures, iter_records
+from pmlbench.runner.store import iter_failures, iter_records
 
 SMALL = ["method=mlknn", "dataset=genbase", "protocol.n_splits=2", "cache_dir=null"]
 
@@ -116,8 +116,8 @@ def test_named_sweeps_compose(tmp_path):
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from pmlbench.app import config_dir
-    from pmlbench.config_nodes import register_config_nodes
+    from pmlbench.hydra_app.config_tree import config_dir
+    from pmlbench.plugins.config_nodes import register_config_nodes
 
     register_config_nodes()
     GlobalHydra.instance().clear()

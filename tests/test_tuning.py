@@ -12,12 +12,12 @@ from sklearn.model_selection import KFold
 
 from pmlbench.datasets.bundled import genbase
 from pmlbench.errors import PmlbenchError
-from pmlbench.experiment import ExperimentSpec, run_experiment
-from pmlbench.fitting import fit_with_tuning
+from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
+from pmlbench.protocol.fitting import fit_with_tuning
 from pmlbench.methods.mlknn import MLkNN
 from pmlbench.metrics.builtin import average_precision, hamming_loss
 from pmlbench.noise.uniform import uniform_noise
-from pmlbench.results import write_results
+from pmlbench.runner.outputs import write_results
 
 
 def make_spec(**tune) -> ExperimentSpec:

@@ -43,7 +43,7 @@ def test_installed_wheel_runs_outside_the_checkout(installed_wheel, tmp_path):
     _, site = installed_wheel
     env = {**os.environ, "PYTHONPATH": str(site)}
     where = subprocess.run(
-        [sys.executable, "-c", "import pmlbench.app as a; print(a.__file__); print(a.config_dir())"],
+        [sys.executable, "-c", "import pmlbench.hydra_app.config_tree as a; print(a.__file__); print(a.config_dir())"],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     module_file, conf = where.stdout.split()
     assert module_file.startswith(str(site)) and conf.startswith(str(site)), where.stdout

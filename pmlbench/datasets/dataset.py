@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.errors import PmlbenchError
-from pmlbench.validation import check_features, check_label_matrix
 
 
 @dataclass

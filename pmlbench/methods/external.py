@@ -37,8 +37,8 @@ import scipy.io
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.errors import PluginError, PmlbenchError
-from pmlbench.validation import check_features, check_label_matrix
 
 FORMATS = ("npz", "mat")
 RESERVED = ("train", "test", "out", "workdir", "python")

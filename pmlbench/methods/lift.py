@@ -31,9 +31,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import SVC
 
+from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.errors import PmlbenchError
-from pmlbench.threads import worker_budget
-from pmlbench.validation import check_features, check_label_matrix
+from pmlbench.runner.threads import worker_budget
 
 # LIFT.m clusters all training data into this many centres for a label with an empty side.
 FALLBACK_CLUSTERS = 50

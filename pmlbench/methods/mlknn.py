@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from pmlbench.cache import cached_array
-from pmlbench.neighbors import kneighbors, neighbor_counts
-from pmlbench.validation import check_features, check_label_matrix
+from pmlbench.core.checks import check_features, check_label_matrix
+from pmlbench.core.workcache import cached_array
+from pmlbench.numerics.neighbors import kneighbors, neighbor_counts
 
 
 class MLkNN(BaseEstimator):

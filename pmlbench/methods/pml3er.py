@@ -1,6 +1,6 @@
 """PML3ER (Li & Wang, IJCAI 2020): label enrichment, then joint recovery and learning.
 
-Stage 1 (Algorithm 1, pmlbench.enrichment): kNN graph, NNLS reconstruction weights V
+Stage 1 (Algorithm 1, pmlbench.numerics.enrichment): kNN graph, NNLS reconstruction weights V
 (Eq. 2), propagation ``F = alpha V^T F + (1 - alpha) Y`` with the Eq. 5 normalisation, and the
 enriched labels Yhat (Eq. 6). Stage 2 (Algorithm 2) minimises Eq. 9,
 
@@ -22,11 +22,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from pmlbench.enrichment import label_enrichment
+from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.errors import PmlbenchError
-from pmlbench.methods._fitcache import LRUCache, fingerprint
 from pmlbench.methods.ridge import LinearScores, RidgeSystem
-from pmlbench.validation import check_features, check_label_matrix
+from pmlbench.numerics.enrichment import label_enrichment
+from pmlbench.numerics.fitcache import LRUCache, fingerprint
 
 INITS = ("candidates", "enrichment")
 _STAGE1 = LRUCache(4)

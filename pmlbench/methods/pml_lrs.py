@@ -23,10 +23,10 @@ import scipy.linalg
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
+from pmlbench.core.checks import check_features, check_hyperparameters, check_label_matrix
 from pmlbench.errors import PmlbenchError
-from pmlbench.methods._linalg import SymmetricSolver, gram, soft_threshold, with_bias
 from pmlbench.methods.pml3er import svt
-from pmlbench.validation import check_features, check_hyperparameters, check_label_matrix
+from pmlbench.numerics.linalg import SymmetricSolver, gram, soft_threshold, with_bias
 
 
 @dataclass

@@ -27,10 +27,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
+from pmlbench.core.checks import check_features, check_hyperparameters, check_label_matrix
 from pmlbench.errors import PmlbenchError
-from pmlbench.methods._linalg import SymmetricSolver, gram, soft_threshold
 from pmlbench.methods.pml3er import svt
-from pmlbench.validation import check_features, check_hyperparameters, check_label_matrix
+from pmlbench.numerics.linalg import SymmetricSolver, gram, soft_threshold
 
 
 @dataclass

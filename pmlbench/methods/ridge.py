@@ -13,10 +13,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from pmlbench.bipartition import ensure_nonempty
+from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.errors import PmlbenchError
-from pmlbench.methods._fitcache import LRUCache, fingerprint
-from pmlbench.validation import check_features, check_label_matrix
+from pmlbench.numerics.fitcache import LRUCache, fingerprint
+from pmlbench.protocol.bipartition import ensure_nonempty
 
 SOLVERS = ("cholesky", "eigh")
 FORMS = ("auto", "primal", "dual")

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pmlbench.core.checks import check_label_matrix
 from pmlbench.errors import PmlbenchError
-from pmlbench.validation import check_label_matrix
 
 ROUNDING = ("half_up", "half_even", "floor", "ceil")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 from rich.console import Console
 
-from pmlbench.atomic import atomic_write_text
+from pmlbench.core.atomic import atomic_write_text
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import plots, summary, table2, wtl_table
 from pmlbench.report.across import (

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pmlbench.errors import PmlbenchError
-from pmlbench.experiment import NATURAL_NOISE
+from pmlbench.protocol.experiment import NATURAL_NOISE
 
 KEY = ["dataset", "level", "method", "seed", "split", "metric"]
 NOISE_PREFIX = "noise_"

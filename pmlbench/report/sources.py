@@ -6,7 +6,7 @@ A run directory holds ``results.csv`` once the run finished (it is written last)
 neither results nor failures is an incomplete run. Failures and incomplete runs are
 reported, never hidden.
 
-Result stores (pmlbench.store: one ``<key>.json`` per finished unit, ``<key>.failed.json``
+Result stores (pmlbench.runner.store: one ``<key>.json`` per finished unit, ``<key>.failed.json``
 per failed one) are read through the store's public API (``load_records``,
 ``load_failures``) when a given directory is one. This is the single place that knows about
 stores.
@@ -58,7 +58,7 @@ def is_store(path: Path) -> bool:
 
 def read_store(path: Path) -> LoadedResults | None:
     """Finished and failed units of a result store (None when ``path`` holds no units)."""
-    from pmlbench.store import FAILED_SUFFIX, load_failures, load_records
+    from pmlbench.runner.store import FAILED_SUFFIX, load_failures, load_records
 
     records, failed = load_records(path), load_failures(path)
     if records.empty and failed.empty:

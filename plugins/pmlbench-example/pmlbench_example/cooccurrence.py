@@ -20,7 +20,7 @@ import numpy as np
 
 from pmlbench.errors import PmlbenchError
 from pmlbench.noise.uniform import ROUNDING, noise_counts
-from pmlbench.validation import check_label_matrix
+from pmlbench.core.checks import check_label_matrix
 
 
 def cooccurrence_weights(Y_true: np.ndarray, smoothing: float) -> np.ndarray:

@@ -26,8 +26,8 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
 from pmlbench.errors import PmlbenchError
-from pmlbench.neighbors import kneighbors, neighbor_counts
-from pmlbench.validation import check_features, check_label_matrix
+from pmlbench.numerics.neighbors import kneighbors, neighbor_counts
+from pmlbench.core.checks import check_features, check_label_matrix
 
 
 def candidate_confidence(X, S: np.ndarray, k: int, alpha: float) -> np.ndarray:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.methods.particle.credible import Stage1Params, credible_labels
-from pmlbench.validation import check_features, check_label_matrix
 
 
 class ParticleStage1Mixin:

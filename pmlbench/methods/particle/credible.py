@@ -11,7 +11,7 @@ Section 3.1 of the paper (Eqs. 1-5) in the form of the authors' ``PAR_train.m``:
 5. credible labels: candidates whose rescaled confidence is at least the threshold.
 
 The graph, the weights and the propagation loop are the shared components of
-``pmlbench.enrichment``; only PARTICLE-specific steps live here.
+``pmlbench.numerics.enrichment``; only PARTICLE-specific steps live here.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.model_selection import KFold
 
-from pmlbench.cache import cached_array
-from pmlbench.enrichment import knn_graph, nnls_weights, particle_normalize, propagate
+from pmlbench.core.workcache import cached_array
 from pmlbench.errors import PmlbenchError
-from pmlbench.neighbors import kneighbors
+from pmlbench.numerics.enrichment import knn_graph, nnls_weights, particle_normalize, propagate
+from pmlbench.numerics.neighbors import kneighbors
 
 ZERO_WEIGHT_ROWS = ("zero", "uniform")
 CREDIBLE_MODES = ("in_sample", "out_of_fold")

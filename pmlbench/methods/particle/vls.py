@@ -12,10 +12,10 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from pmlbench.core.checks import check_features
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.particle.base import ParticleStage1Mixin
 from pmlbench.methods.particle.clr import clr_votes, fit_clr
-from pmlbench.validation import check_features
 
 VOTES = ("unweighted", "accuracy")
 LOSSES = ("squared_hinge", "hinge")

@@ -1,0 +1,1 @@
+"""Sub-commands of ``pmlbench``: list, check-plugin, report."""

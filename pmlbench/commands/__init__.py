@@ -1,1 +1,0 @@
-"""Sub-commands of the ``pmlbench`` console script (besides running experiments)."""

@@ -1,0 +1,1 @@
+"""The Hydra integration: the config tree, the task function and sweep progress."""

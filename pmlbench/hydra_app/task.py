@@ -1,0 +1,127 @@
+"""The Hydra task function: one job of a run or a multirun.
+
+A job runs in Hydra's output directory with the result store (``results_store``), the
+shared-work cache (``cache_dir``) and a BLAS thread limit (``threads_per_job``) set up from
+the config. Inside a multirun a failing job is recorded and reported in one line, and the
+sweep goes on; a single run exits non-zero with a one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from pmlbench.core.atomic import atomic_write_text
+from pmlbench.core.console import console, results_table
+from pmlbench.core.workcache import using_cache_dir
+from pmlbench.errors import PmlbenchError
+from pmlbench.hydra_app.config_tree import config_to_dict
+from pmlbench.runner.run import UNITS_FILE, UnitsFailed, run_config
+from pmlbench.runner.store import ResultStore
+from pmlbench.runner.threads import limit_threads, threads_for_job
+
+
+def _path(value: Any, cwd: Path) -> Path | None:
+    """A configured directory, relative to the directory the command was started in."""
+    if value in (None, "", False):
+        return None
+    path = Path(str(value)).expanduser()
+    return path if path.is_absolute() else cwd / path
+
+
+def _in_process(hydra_cfg) -> bool:
+    return "BasicLauncher" in str(OmegaConf.select(hydra_cfg, "launcher._target_") or "")
+
+
+def _describe(overrides: list[str], out_dir: Path) -> str:
+    """The job's own overrides and what became of its units."""
+    text = " ".join(overrides) or out_dir.name
+    units = _units(out_dir)
+    if not units:
+        return text
+    counts = Counter(u["status"] for u in units)
+    return text + ": " + ", ".join(f"{counts[s]} {s}" for s in ("computed", "cached", "failed")
+                                   if counts[s])
+
+
+def _units(out_dir: Path) -> list[dict[str, Any]]:
+    try:
+        return json.loads((out_dir / UNITS_FILE).read_text())["units"]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+def task(cfg: DictConfig) -> dict[str, float] | None:
+    """Run the configured experiment in the Hydra job's output directory."""
+    hydra_cfg = HydraConfig.get()
+    out_dir = Path(hydra_cfg.runtime.output_dir)
+    cwd = Path(hydra_cfg.runtime.cwd)
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    config = config_to_dict(cfg)
+    quiet = bool(config.get("quiet", False))
+    store_dir = _path(config.get("results_store"), cwd)
+    store = ResultStore(store_dir) if store_dir is not None else None
+    summary = None
+    try:
+        threads = threads_for_job(config.get("threads_per_job"),
+                                  OmegaConf.to_container(hydra_cfg.launcher, resolve=True))
+        with limit_threads(threads), using_cache_dir(_path(config.get("cache_dir"), cwd)):
+            result = run_config(
+                config, out_dir, quiet=quiet or (multirun and not _in_process(hydra_cfg)),
+                store=store, recompute=bool(config.get("recompute", False)), catch_failures=True,
+            )
+        summary = _report(config, result, out_dir, multirun)
+    except UnitsFailed as exc:
+        _error(str(exc))
+        if exc.result is not None and exc.result.splits:
+            summary = _report(config, exc.result, out_dir, multirun)
+        if not multirun:
+            raise SystemExit(exc.exit_code) from None
+    except PmlbenchError as exc:
+        _error(str(exc))
+        if not multirun:
+            raise SystemExit(2) from None
+    except Exception as exc:  # outside any unit (e.g. writing results): one job, not the sweep
+        if not multirun:
+            raise
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        atomic_write_text(out_dir / "error.txt", text)
+        _error(f"{type(exc).__name__}: {exc} (traceback in {out_dir / 'error.txt'})")
+    finally:
+        if multirun and not quiet:
+            _sweep_line(Path(hydra_cfg.sweep.dir), out_dir, list(hydra_cfg.overrides.task))
+    return summary
+
+
+def _error(message: str) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+
+
+def _report(config: dict[str, Any], result, out_dir: Path, multirun: bool) -> dict[str, float]:
+    records = result.records()
+    if not multirun:
+        title = (f"{config['method']['name']} on {result.dataset_summary['name']} "
+                 f"(noise {result.noise_name}, {config['metric_convention']} convention)")
+        console.print(results_table(records, title))
+    console.print(f"results: {out_dir / 'results.csv'}", highlight=False, soft_wrap=True)
+    if not multirun:
+        cached = sum(u["status"] == "cached" for u in _units(out_dir))
+        if cached:
+            console.print(f"{cached} of {len(result.splits)} splits reused from the result store "
+                          f"(recompute=true runs them again)", highlight=False, soft_wrap=True)
+    return records.groupby("metric")["value"].mean().to_dict()
+
+
+def _sweep_line(sweep_dir: Path, out_dir: Path, overrides: list[str]) -> None:
+    from pmlbench.hydra_app.progress import progress_line, sweep_status
+
+    status = sweep_status(sweep_dir)
+    if status is not None:
+        console.print(progress_line(status, _describe(overrides, out_dir)), soft_wrap=True)

@@ -1,0 +1,1 @@
+"""Plugin machinery: discovery through entry points, contracts, config nodes and presets."""

@@ -1,0 +1,116 @@
+"""The contracts of the four plugin kinds, checked the same way in a run and in check-plugin.
+
+Every check raises :class:`PluginError` whose message starts with the plugin's label (kind,
+name and distribution), so a broken third-party plugin is named in one line wherever it breaks.
+
+- dataset: ``loader(**params)`` returns a :class:`~pmlbench.datasets.dataset.Dataset`.
+- noise: ``noise(Y_true, rng, **params)`` returns an n x l 0/1 matrix containing ``Y_true``.
+- method: a scikit-learn style estimator with ``fit``, ``decision_function`` and ``predict``;
+  scores are finite n x l floats, predictions n x l 0/1.
+- metric: a :class:`~pmlbench.metrics.base.Metric` (it carries its direction and input kind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from pmlbench.core.checks import as_dense, check_label_matrix
+from pmlbench.datasets.dataset import Dataset
+from pmlbench.errors import PluginError, PmlbenchError
+from pmlbench.metrics.base import NEEDS, Metric
+from pmlbench.plugins.registry import PluginInfo
+
+METHOD_API = ("fit", "decision_function", "predict")
+
+
+@contextmanager
+def plugin_call(info: PluginInfo, what: str) -> Iterator[None]:
+    """Turn a crash inside third-party code into a PluginError naming the plugin.
+
+    PmlbenchErrors pass through unchanged: they already say what to fix.
+    """
+    try:
+        yield
+    except PmlbenchError:
+        raise
+    except Exception as exc:  # any failure inside the plugin's own code
+        raise PluginError(
+            f"{info.label} failed in {what} ({type(exc).__name__}: {exc}); "
+            f"run `pmlbench check-plugin {info.name} --traceback` for details"
+        ) from exc
+
+
+def check_dataset(info: PluginInfo, dataset: Any) -> Dataset:
+    """A dataset loader must return a pmlbench Dataset."""
+    if not isinstance(dataset, Dataset):
+        raise PluginError(
+            f"{info.label} returned {type(dataset).__name__}, not a pmlbench Dataset; "
+            "return pmlbench.datasets.dataset.Dataset(X=..., Y=..., name=...)"
+        )
+    return dataset
+
+
+def check_noise_output(info: PluginInfo, Y_true: np.ndarray, Y_cand: Any) -> np.ndarray:
+    """Candidates must be an n x l 0/1 matrix that contains every true label."""
+    try:
+        Y_cand = check_label_matrix(Y_cand, what=f"output of {info.label}")
+    except PmlbenchError as exc:
+        raise PluginError(str(exc)) from None
+    if Y_cand.shape != Y_true.shape:
+        raise PluginError(f"{info.label} returned shape {Y_cand.shape}, expected {Y_true.shape}")
+    if np.any(Y_true > Y_cand):
+        raise PluginError(
+            f"{info.label} dropped true labels from candidate sets; a noise model may only add labels"
+        )
+    return Y_cand
+
+
+def check_metric(info: PluginInfo, metric: Any) -> Metric:
+    """A metric plugin must be a Metric, which declares its direction and what it needs."""
+    if not isinstance(metric, Metric):
+        raise PluginError(
+            f"{info.label} is a {type(metric).__name__}, not a pmlbench Metric, so it declares "
+            "no direction; wrap it: Metric(name, func, higher_is_better=True|False, "
+            "needs='scores'|'bipartition')"
+        )
+    if not isinstance(metric.higher_is_better, bool):
+        raise PluginError(f"{info.label} has no direction; set higher_is_better=True or False")
+    if metric.needs not in NEEDS:
+        raise PluginError(f"{info.label} declares needs={metric.needs!r}; use one of {list(NEEDS)}")
+    return metric
+
+
+def check_method_api(info: PluginInfo, estimator: Any) -> Any:
+    """A method must offer fit, decision_function and predict."""
+    missing = [a for a in METHOD_API if not callable(getattr(estimator, a, None))]
+    if missing:
+        raise PluginError(
+            f"{info.label} has no {', '.join(f'{m}()' for m in missing)}; a method must be a "
+            "scikit-learn style estimator with fit, decision_function and predict"
+        )
+    return estimator
+
+
+
+def check_method_output(
+    info: PluginInfo, scores: Any, Y_pred: Any, shape: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scores must be finite n x l floats, predictions n x l 0/1; returns float64, uint8."""
+    try:
+        scores = as_dense(scores, np.float64)
+    except (TypeError, ValueError):
+        raise PluginError(f"{info.label} returned non-numeric scores") from None
+    if scores.shape != shape:
+        raise PluginError(f"{info.label} returned scores of shape {scores.shape}, expected {shape}")
+    if not np.all(np.isfinite(scores)):
+        raise PluginError(f"{info.label} returned NaN or infinite scores")
+    Y_pred = as_dense(Y_pred)
+    if Y_pred.shape != shape:
+        raise PluginError(f"{info.label} predicted labels of shape {Y_pred.shape}, expected {shape}")
+    if not np.isin(Y_pred, (0, 1)).all():
+        raise PluginError(f"{info.label} predicted values other than 0/1")
+    return scores, Y_pred.astype(np.uint8)

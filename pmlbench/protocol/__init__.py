@@ -1,0 +1,1 @@
+"""The experimental protocol: seeded splits, one experiment, bipartition and tuning."""

@@ -1,0 +1,246 @@
+"""One experiment: a dataset, a noise model and a method under the paper's protocol.
+
+    dataset plugin -> splits -> noise plugin (training part only) -> method plugin
+    -> bipartition rule -> metric plugins vs ground truth -> tidy records
+
+Everything here is plain data in, plain data out; reading Hydra configs and writing files
+happen elsewhere (pmlbench.runner.run, pmlbench.runner.outputs).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pmlbench.datasets.dataset import Dataset
+from pmlbench.errors import PmlbenchError
+from pmlbench.metrics.base import CONVENTIONS, Metric, degenerate_rows
+from pmlbench.plugins import contracts as contract
+from pmlbench.plugins import registry
+from pmlbench.plugins.contracts import check_method_output
+from pmlbench.protocol.bipartition import make_bipartition
+from pmlbench.protocol.splits import SplitPlan, plan_splits
+
+NATURAL_NOISE = "natural"
+
+
+@dataclass
+class ExperimentSpec:
+    """Everything that defines an experiment, as plain data (the resolved config)."""
+
+    dataset: dict[str, Any]
+    noise: dict[str, Any]
+    method: dict[str, Any]
+    tune: dict[str, Any] = field(default_factory=dict)
+    bipartition: dict[str, Any] = field(default_factory=lambda: {"rule": "method"})
+    metrics: list[str] = field(default_factory=list)
+    metric_convention: str = "zhang"
+    macro_f1_zero_division: Any = 0
+    seed: int = 0
+    n_splits: int = 5
+    test_size: float = 0.5
+    save_predictions: bool = False
+
+    def __post_init__(self) -> None:
+        if self.metric_convention not in CONVENTIONS:
+            raise PmlbenchError(
+                f"unknown metric_convention {self.metric_convention!r}; use one of {list(CONVENTIONS)}"
+            )
+        if not self.metrics:
+            raise PmlbenchError("no metrics selected; set metrics=[average_precision,...]")
+
+    @staticmethod
+    def params(node: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in node.items() if k != "name"}
+
+
+@dataclass
+class SplitResult:
+    """What one split produced."""
+
+    index: int
+    values: dict[str, float]
+    fit_seconds: float
+    predict_seconds: float
+    n_train: int
+    n_test: int
+    n_degenerate: int
+    bipartition: str
+    seeds: dict
+    tuned: dict[str, Any] = field(default_factory=dict)
+    tuning: dict[str, Any] = field(default_factory=dict)
+    bipartition_fitted: dict[str, Any] = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass
+class ExperimentResult:
+    spec: ExperimentSpec
+    dataset_summary: dict[str, Any]
+    noise_name: str
+    splits: list[SplitResult]
+    metrics: dict[str, Metric]
+
+    def records(self) -> pd.DataFrame:
+        """Tidy results: one row per split x metric."""
+        return tidy_records(self)
+
+
+def load_dataset(node: dict[str, Any]) -> Dataset:
+    info = registry.get("dataset", node["name"])
+    loader = info.load()
+    with contract.plugin_call(info, "loading the dataset"):
+        dataset = loader(**ExperimentSpec.params(node))
+    return contract.check_dataset(info, dataset)
+
+
+def load_metrics(names: list[str]) -> dict[str, Metric]:
+    metrics = {}
+    for name in names:
+        info = registry.get("metric", name)
+        metrics[name] = contract.check_metric(info, info.load())
+    return metrics
+
+
+def make_candidates(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan) -> np.ndarray:
+    """Candidate labels of the training part: natural ones, or drawn by the noise model."""
+    Y_true = dataset.Y[plan.train_idx]
+    if dataset.Y_candidates is not None:
+        return dataset.Y_candidates[plan.train_idx]
+    info = registry.get("noise", spec.noise["name"])
+    noise = info.load()
+    with contract.plugin_call(info, "drawing candidate labels"):
+        Y_cand = noise(Y_true.copy(), plan.noise_rng, **ExperimentSpec.params(spec.noise))
+    return contract.check_noise_output(info, Y_true, Y_cand)
+
+
+def instantiate_method(node: dict[str, Any], random_state: int):
+    """Construct the method estimator; a ``random_state=None`` parameter gets the split's seed."""
+    info = registry.get("method", node["name"])
+    cls = info.load()
+    params = ExperimentSpec.params(node)
+    try:
+        estimator = cls(**params)
+    except TypeError as exc:
+        raise PmlbenchError(f"cannot build method {node['name']!r}: {exc}") from None
+    contract.check_method_api(info, estimator)
+    if hasattr(estimator, "get_params") and "random_state" in estimator.get_params(deep=False):
+        if estimator.get_params(deep=False)["random_state"] is None:
+            estimator.set_params(random_state=random_state)
+    return estimator, info
+
+
+# A fit hook returns (estimator, chosen params) or (estimator, chosen params, tuning record).
+FitHook = Callable[..., tuple]
+
+
+def default_fit(estimator, X_train, Y_candidates, *, spec, Y_true_train, random_state):
+    """Fit with the configured hyper-parameters; no tuning. Returns (estimator, chosen params)."""
+    estimator.fit(X_train, Y_candidates)
+    return estimator, {}
+
+
+def run_split(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan,
+              metrics: dict[str, Metric], fit: FitHook = default_fit) -> SplitResult:
+    """Train on the candidate labels of the training part, evaluate on the test part."""
+    X_train, X_test = dataset.X[plan.train_idx], dataset.X[plan.test_idx]
+    Y_test = dataset.Y[plan.test_idx]
+    Y_cand = make_candidates(spec, dataset, plan)
+    estimator, info = instantiate_method(spec.method, plan.method_seed)
+    bipartition = make_bipartition(dict(spec.bipartition))
+    start = time.perf_counter()
+    fitted = fit(estimator, X_train, Y_cand, spec=spec,
+                 Y_true_train=dataset.Y[plan.train_idx], random_state=plan.method_seed)
+    estimator, tuned = fitted[0], fitted[1]
+    tuning = fitted[2] if len(fitted) > 2 else {}
+    bipartition.fit(estimator, X_train, Y_cand, random_state=plan.method_seed)
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    scores = estimator.decision_function(X_test)
+    Y_pred = bipartition.apply(estimator, X_test, np.asarray(scores, dtype=np.float64))
+    predict_seconds = time.perf_counter() - start
+    scores, Y_pred = check_method_output(info, scores, Y_pred, Y_test.shape)
+    options = {"convention": spec.metric_convention, "zero_division": spec.macro_f1_zero_division}
+    values = {name: metric(Y_test, Y_pred, scores, **options) for name, metric in metrics.items()}
+    diagnostics = getattr(estimator, "diagnostics_", None)
+    return SplitResult(
+        index=plan.index, values=values, fit_seconds=fit_seconds,
+        predict_seconds=predict_seconds, n_train=len(plan.train_idx), n_test=len(plan.test_idx),
+        n_degenerate=int(degenerate_rows(Y_test).sum()), bipartition=bipartition.describe(),
+        seeds=plan.seed_record, tuned=tuned, tuning=tuning,
+        bipartition_fitted=dict(bipartition.fitted),
+        diagnostics=dict(diagnostics) if isinstance(diagnostics, dict) else {},
+        arrays={
+            "train_idx": plan.train_idx, "test_idx": plan.test_idx,
+            "y_train_candidates": Y_cand, "scores": scores, "y_pred": Y_pred,
+        } if spec.save_predictions else {},
+    )
+
+
+# A unit hook runs one split: hook(plan, dataset, compute) calls compute() or returns a stored
+# SplitResult; it returns None for a split that failed and was recorded (see pmlbench.runner.run).
+UnitHook = Callable[[SplitPlan, Dataset, Callable[[], SplitResult]], "SplitResult | None"]
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    on_split_done: Callable[[SplitResult], None] | None = None,
+    fit: FitHook = default_fit,
+    unit: UnitHook | None = None,
+) -> ExperimentResult:
+    """Run every split of the protocol and collect the results."""
+    dataset = load_dataset(spec.dataset)
+    metrics = load_metrics(list(spec.metrics))
+    noise_name = NATURAL_NOISE if dataset.Y_candidates is not None else spec.noise["name"]
+    if dataset.Y_candidates is None:
+        registry.get("noise", spec.noise["name"])  # fail early on an unknown name
+    plans = plan_splits(dataset.n_instances, spec.n_splits, spec.test_size, spec.seed)
+    results = []
+    for plan in plans:
+        def compute(plan: SplitPlan = plan) -> SplitResult:
+            return run_split(spec, dataset, plan, metrics, fit=fit)
+
+        result = compute() if unit is None else unit(plan, dataset, compute)
+        if result is None:
+            continue
+        results.append(result)
+        if on_split_done is not None:
+            on_split_done(result)
+    return ExperimentResult(spec, {"name": dataset.name, **dataset.summary()}, noise_name,
+                            results, metrics)
+
+
+def _scalar_params(node: dict[str, Any], prefix: str) -> dict[str, Any]:
+    return {f"{prefix}{k}": v for k, v in ExperimentSpec.params(node).items()
+            if isinstance(v, (int, float, str, bool)) or v is None}
+
+
+def tidy_records(result: ExperimentResult) -> pd.DataFrame:
+    """One row per split x metric with the run's identifying columns."""
+    spec = result.spec
+    noise_cols = {} if result.noise_name == NATURAL_NOISE else _scalar_params(spec.noise, "noise_")
+    rows = []
+    for split in result.splits:
+        for name, value in split.values.items():
+            metric = result.metrics[name]
+            rows.append({
+                "dataset": result.dataset_summary["name"],
+                "noise": result.noise_name, **noise_cols,
+                "method": spec.method["name"], **_scalar_params(spec.method, "param_"),
+                "seed": spec.seed, "split": split.index, "metric": name, "value": value,
+                "higher_is_better": metric.higher_is_better,
+                "convention": spec.metric_convention,
+                "bipartition": split.bipartition,
+                "tuned": ";".join(f"{k}={v}" for k, v in sorted(split.tuned.items())),
+                "oracle": bool(split.tuning.get("oracle", False)),
+                "n_train": split.n_train, "n_test": split.n_test,
+                "n_degenerate": split.n_degenerate,
+                "fit_seconds": split.fit_seconds, "predict_seconds": split.predict_seconds,
+            })
+    return pd.DataFrame(rows)

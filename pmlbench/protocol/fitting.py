@@ -1,0 +1,67 @@
+"""Fitting a method on a training split, with hyper-parameter tuning when configured.
+
+:func:`fit_with_tuning` is the fit hook the runner uses (see pmlbench.protocol.experiment.run_split):
+with a grid in ``spec.tune`` it selects the grid point by inner k-fold cross-validation on
+the training split (pmlbench.protocol.tuning), then refits on the whole training split.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pmlbench.core.checks import as_dense
+from pmlbench.errors import PmlbenchError
+from pmlbench.protocol.bipartition import make_bipartition
+from pmlbench.protocol.tuning import make_plan, tune, tuning_grid
+
+__all__ = ["fit_with_tuning", "tuning_grid"]
+
+
+
+def fold_scorer(spec, metric, random_state: int | None):
+    """Score a fitted estimator on a held-out fold with ``metric`` under the spec's convention.
+
+    A bipartition metric sees the spec's bipartition rule, fitted on the fold's training part.
+    """
+    options = {"convention": spec.metric_convention, "zero_division": spec.macro_f1_zero_division}
+
+    def score(model, X_fit, Y_fit, X_held, Y_held) -> float:
+        scores = as_dense(model.decision_function(X_held), np.float64)
+        if scores.shape != Y_held.shape:
+            raise PmlbenchError(
+                f"{type(model).__name__} returned scores of shape {scores.shape} in inner "
+                f"cross-validation, expected {Y_held.shape}"
+            )
+        Y_pred = None
+        if metric.needs == "bipartition":
+            rule = make_bipartition(dict(spec.bipartition))
+            rule.fit(model, X_fit, Y_fit, random_state=random_state)
+            Y_pred = rule.apply(model, X_held, scores)
+        return metric(Y_held, Y_pred, scores, **options)
+
+    return score
+
+
+def fit_with_tuning(
+    estimator, X_train, Y_candidates, *, spec, Y_true_train, random_state
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """Fit ``estimator`` on the training split, tuning the grid of ``spec.tune`` first.
+
+    Returns ``(fitted estimator, chosen params, tuning record)``. The chosen params are
+    recorded per split (results.csv ``tuned``); the record (grid, per-fold scores, the
+    labels scored against) goes into run.json. Without a grid: a plain fit, ``({}, {})``.
+    """
+    plan = make_plan(spec.tune or {}, estimator, Y_candidates.shape[0])
+    if plan is None:
+        estimator.fit(X_train, Y_candidates)
+        return estimator, {}, {}
+    chosen, record = tune(
+        estimator, X_train, np.asarray(Y_candidates), plan,
+        Y_true=np.asarray(Y_true_train), random_state=random_state,
+        score_fold=fold_scorer(spec, plan.scoring, random_state),
+    )
+    estimator.set_params(**chosen)
+    estimator.fit(X_train, Y_candidates)
+    return estimator, dict(chosen), record

@@ -1,0 +1,189 @@
+"""Hyper-parameter selection by inner k-fold cross-validation on a training split.
+
+Generic for every method plugin: the ``tune`` config node names a grid of constructor
+parameters (``tune.grid.<param>: [values]``; null means not tuned), the number of folds
+``cv``, the ``scoring`` metric (any registered metric plugin), ``oracle`` and ``n_jobs``
+(processes for the folds; -1: all cores; null: the job's thread budget).
+
+The held-out folds are scored against the CANDIDATE labels, the only labels a partial
+multi-label learner has. ``oracle: true`` scores against the ground truth of the training
+split instead; such results are marked ``oracle`` in results.csv.
+
+The loop is fold-major: the grid points of one fold are fitted one after the other on the
+same estimator object and the same training arrays, so a method that caches work keyed on
+its training data (PML3ER's label enrichment and its eigendecomposition of XᵀX) reuses it
+across the grid. scikit-learn's GridSearchCV iterates grid points in the outer loop and
+would defeat such a cache, so the loop is written here with scikit-learn's KFold,
+ParameterGrid and clone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.model_selection import KFold, ParameterGrid
+
+from pmlbench.errors import PmlbenchError
+from pmlbench.metrics.base import Metric
+from pmlbench.protocol.experiment import load_metrics
+from pmlbench.runner.threads import worker_budget
+
+
+@dataclass(frozen=True)
+class TuningPlan:
+    """A validated ``tune`` config node."""
+
+    grid: dict[str, list]
+    cv: int
+    scoring: Metric
+    oracle: bool
+    n_jobs: int = 1
+
+    @property
+    def points(self) -> list[dict[str, Any]]:
+        """Grid points in grid order (scikit-learn's ParameterGrid: keys sorted, last fastest)."""
+        return list(ParameterGrid(self.grid))
+
+
+def tuning_grid(tune: dict[str, Any]) -> dict[str, list]:
+    """The parameters to tune: grid entries that are not null, as non-empty lists."""
+    grid = {}
+    for name, values in (tune.get("grid") or {}).items():
+        if values is None:
+            continue
+        if not isinstance(values, (list, tuple)) or len(values) == 0:
+            raise PmlbenchError(
+                f"tune.grid.{name} must be a non-empty list of values, e.g. tune.grid.{name}=[1,10]"
+            )
+        grid[name] = list(values)
+    return grid
+
+
+def scoring_metric(name: str) -> Metric:
+    """The registered metric plugin called ``name``."""
+    if not isinstance(name, str):
+        raise PmlbenchError(f"tune.scoring must be a metric name, got {name!r}")
+    return load_metrics([name])[name]
+
+
+def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | None:
+    """Validate ``tune`` against the estimator and the training size; None when nothing is tuned."""
+    grid = tuning_grid(tune)
+    if not grid:
+        return None
+    known = set(estimator.get_params(deep=False))
+    unknown = sorted(set(grid) - known)
+    if unknown:
+        raise PmlbenchError(
+            f"tune.grid names unknown parameters {unknown} of {type(estimator).__name__}; "
+            f"known: {sorted(known)}"
+        )
+    cv = tune.get("cv", 5)
+    if isinstance(cv, bool) or not isinstance(cv, int) or cv < 2:
+        raise PmlbenchError(f"tune.cv must be an integer >= 2, got {cv!r}")
+    if cv > n_train:
+        raise PmlbenchError(
+            f"tune.cv={cv} asks for more folds than the {n_train} training instances; lower tune.cv"
+        )
+    return TuningPlan(grid, cv, scoring_metric(tune.get("scoring", "average_precision")),
+                      bool(tune.get("oracle", False)), fold_workers(tune.get("n_jobs"), cv))
+
+
+def fold_workers(n_jobs: Any, cv: int) -> int:
+    """Processes for the inner folds: ``tune.n_jobs``, or by default the job's thread budget."""
+    return min(worker_budget(n_jobs, "tune.n_jobs"), cv)
+
+
+def best_index(mean_scores: np.ndarray, higher_is_better: bool) -> int:
+    """Index of the best mean score; ties go to the first grid point, NaN never wins."""
+    values = np.asarray(mean_scores, dtype=float)
+    finite = np.isfinite(values)
+    if not finite.any():
+        raise PmlbenchError(
+            "every grid point scored NaN in inner cross-validation (e.g. every held-out row "
+            "degenerate); choose another tune.scoring or fewer tune.cv folds"
+        )
+    signed = np.where(finite, values if higher_is_better else -values, -np.inf)
+    return int(np.flatnonzero(signed == signed.max())[0])
+
+
+def cross_validate_grid(
+    estimator,
+    X,
+    Y_fit: np.ndarray,
+    Y_score: np.ndarray,
+    plan: TuningPlan,
+    *,
+    random_state: int | None,
+    score_fold,
+) -> np.ndarray:
+    """Per-fold scores, shape (grid points, folds), of every grid point.
+
+    ``score_fold(fitted, X_fit, Y_fit, X_held, Y_held) -> float`` scores a fitted estimator on
+    one held-out fold. Folds come from ``KFold(cv, shuffle=True, random_state=random_state)``.
+    """
+    points = plan.points
+    folds = KFold(plan.cv, shuffle=True, random_state=random_state).split(np.zeros(Y_fit.shape[0]))
+    per_fold = Parallel(n_jobs=plan.n_jobs)(
+        delayed(_score_fold_grid)(estimator, points, X[fit_idx], Y_fit[fit_idx], X[held_idx],
+                                  Y_score[held_idx], score_fold)
+        for fit_idx, held_idx in folds
+    )
+    return np.array(per_fold, dtype=float).T
+
+
+def _score_fold_grid(estimator, points, X_fit, Y_fold, X_held, Y_held, score_fold) -> list[float]:
+    """Every grid point on one fold, consecutively on one estimator so its caches serve all."""
+    model = clone(estimator)
+    scores = []
+    for point in points:
+        model.set_params(**point)
+        model.fit(X_fit, Y_fold)
+        scores.append(score_fold(model, X_fit, Y_fold, X_held, Y_held))
+    return scores
+
+
+def tune(
+    estimator,
+    X,
+    Y_candidates: np.ndarray,
+    plan: TuningPlan,
+    *,
+    Y_true: np.ndarray,
+    random_state: int | None,
+    score_fold,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Select the best grid point; returns (chosen params, record for run.json).
+
+    A one-point grid is taken as given without cross-validation.
+    """
+    points = plan.points
+    record: dict[str, Any] = {
+        "scoring": plan.scoring.name, "higher_is_better": plan.scoring.higher_is_better,
+        "against": "ground truth" if plan.oracle else "candidates", "cv": plan.cv,
+        "grid": points, "oracle": False,
+    }
+    if len(points) == 1:
+        record.update(cv=None, params=points[0], note="one grid point: no cross-validation")
+        return points[0], record
+    start = time.perf_counter()
+    Y_score = Y_true if plan.oracle else Y_candidates
+    fold_scores = cross_validate_grid(estimator, X, Y_candidates, Y_score, plan,
+                                      random_state=random_state, score_fold=score_fold)
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(fold_scores)
+        counts = finite.sum(axis=1)
+        means = np.where(finite, fold_scores, 0.0).sum(axis=1) / np.maximum(counts, 1)
+        means[counts == 0] = np.nan
+    best = best_index(means, plan.scoring.higher_is_better)
+    record.update(
+        oracle=plan.oracle, params=points[best], best_index=best,
+        mean_scores=means.tolist(), fold_scores=fold_scores.tolist(),
+        seconds=time.perf_counter() - start,
+    )
+    return points[best], record

@@ -1,0 +1,270 @@
+"""The application behind ``python -m pmlbench``: from a resolved config to written results.
+
+:func:`run_config` runs the experiment a config describes, one unit (split) at a time. With
+a result store (pmlbench.runner.store) a unit already in the store is reused instead of recomputed,
+a finished unit is written to the store at once, and a unit that raises is recorded as
+failed (with its traceback) while the other units go on. The run directory always receives
+results.csv / run.json assembled from every unit of the run, reused or computed, and
+units.json saying which was which.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pmlbench.core.atomic import atomic_write_text
+from pmlbench.errors import PmlbenchError
+from pmlbench.protocol.experiment import (
+    NATURAL_NOISE,
+    ExperimentResult,
+    ExperimentSpec,
+    SplitResult,
+    load_metrics,
+    run_experiment,
+)
+from pmlbench.runner.store import ResultStore, run_metadata, to_json
+
+UNITS_FILE = "units.json"
+
+
+def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
+    """The plain-data experiment spec from a resolved config dict."""
+    protocol = config.get("protocol", {})
+    return ExperimentSpec(
+        dataset=config["dataset"], noise=config["noise"], method=config["method"],
+        tune=config.get("tune", {}), bipartition=config.get("bipartition", {"rule": "method"}),
+        metrics=list(config["metrics"]), metric_convention=config["metric_convention"],
+        macro_f1_zero_division=config.get("macro_f1_zero_division", 0),
+        seed=int(config["seed"]), n_splits=protocol.get("n_splits", 5),
+        test_size=protocol.get("test_size", 0.5),
+        save_predictions=bool(config.get("save_predictions", False)),
+    )
+
+
+class UnitsFailed(PmlbenchError):
+    """Some units of a run raised; they were recorded, the others were run and written."""
+
+    def __init__(self, message: str, result: ExperimentResult | None,
+                 failures: list[dict[str, Any]], exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.result = result
+        self.failures = failures
+        self.exit_code = exit_code
+
+
+@dataclass
+class UnitLog:
+    """What happened to each unit of one run."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, key: str, split: int, status: str, **extra: Any) -> None:
+        self.entries.append({"key": key, "split": split, "status": status, **extra})
+
+    def count(self, status: str) -> int:
+        return sum(e["status"] == status for e in self.entries)
+
+    @property
+    def failures(self) -> list[dict[str, Any]]:
+        return [e for e in self.entries if e["status"] == "failed"]
+
+
+def split_record(split: SplitResult) -> dict[str, Any]:
+    return {f.name: getattr(split, f.name) for f in dataclasses.fields(split) if f.name != "arrays"}
+
+
+def split_from_record(record: dict[str, Any]) -> SplitResult | None:
+    """The SplitResult a stored unit holds (None when the record predates its fields)."""
+    names = {f.name for f in dataclasses.fields(SplitResult)} - {"arrays"}
+    try:
+        return SplitResult(**{k: v for k, v in record.get("split", {}).items() if k in names})
+    except TypeError:
+        return None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if not isinstance(exc, PmlbenchError) else text
+
+
+class UnitRunner:
+    """The unit hook of pmlbench.protocol.experiment.run_experiment: reuse, compute, store, record."""
+
+    def __init__(self, spec: ExperimentSpec, config: dict[str, Any], keys: list[str],
+                 store: ResultStore | None, recompute: bool, out_dir: Path,
+                 advance=None, catch: bool = True) -> None:
+        self.spec, self.config, self.keys = spec, config, keys
+        self.catch = catch
+        self.store, self.recompute, self.out_dir = store, recompute, out_dir
+        self.advance = advance or (lambda: None)
+        self.log = UnitLog()
+        self.metrics = load_metrics(list(spec.metrics))
+        self._meta = None
+
+    def meta(self) -> dict[str, Any]:
+        if self._meta is None:
+            from pmlbench.runner.outputs import git_commit, package_versions
+
+            self._meta = {"versions": package_versions(), "git_commit": git_commit()}
+        return self._meta
+
+    def stored(self, split: int) -> tuple[dict[str, Any], SplitResult] | None:
+        """The stored record and split of a finished unit, unless recomputing."""
+        if self.store is None or self.recompute:
+            return None
+        key = self.keys[split]
+        record = self.store.load(key)
+        if record is None:
+            return None
+        result = split_from_record(record)
+        if result is None:
+            return None
+        if self.spec.save_predictions:
+            arrays = self.store.load_arrays(key)
+            if arrays is None:
+                return None
+            result.arrays = arrays
+        return record, result
+
+    def __call__(self, plan, dataset, compute) -> SplitResult | None:
+        key = self.keys[plan.index]
+        found = self.stored(plan.index)
+        if found is not None:
+            self.log.add(key, plan.index, "cached")
+            self.advance()
+            return found[1]
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            result = compute()
+        except Exception as exc:  # any failure of a unit is recorded; the other units go on
+            if not self.catch:
+                raise
+            self.fail(plan.index, exc)
+            self.advance()
+            return None
+        # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics) in this process
+        # (not in child processes): unlike wall time they do not grow when others share cores
+        timing = {"wall_seconds": time.perf_counter() - wall,
+                  "cpu_seconds": time.process_time() - cpu}
+        summary = {"name": dataset.name, **dataset.summary()}
+        noise = NATURAL_NOISE if dataset.Y_candidates is not None else self.spec.noise["name"]
+        if self.store is not None:
+            record = self.unit_record(key, plan.index, result, summary, noise)
+            record["run"].update(timing)
+            self.store.save(record, arrays=result.arrays or None)
+        self.log.add(key, plan.index, "computed", **timing)
+        self.advance()
+        return result
+
+    def unit_record(self, key: str, split: int, result: SplitResult,
+                    summary: dict[str, Any], noise: str) -> dict[str, Any]:
+        from pmlbench.runner.units import unit_description
+
+        one = ExperimentResult(self.spec, summary, noise, [result], self.metrics)
+        return {
+            "schema": 1, "key": key, "status": "done",
+            "unit": unit_description(self.spec, split),
+            "dataset": summary, "noise": noise,
+            "records": one.records().to_dict(orient="records"),
+            "split": split_record(result),
+            "config": self.config,
+            "run": {**run_metadata(self.out_dir), **self.meta()},
+        }
+
+    def fail(self, split: int, exc: BaseException) -> None:
+        from pmlbench.runner.units import unit_description
+
+        key = self.keys[split]
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        error = _one_line(exc)
+        failure = {
+            "schema": 1, "key": key, "status": "failed",
+            "unit": unit_description(self.spec, split),
+            "error": error, "error_type": type(exc).__name__, "traceback": text,
+            "config": self.config, "run": {**run_metadata(self.out_dir), **self.meta()},
+        }
+        if self.store is not None:
+            self.store.save_failure(failure)
+        self.log.add(key, split, "failed", error=error, traceback=text,
+                     user_error=isinstance(exc, PmlbenchError))
+
+    def fail_remaining(self, exc: BaseException) -> None:
+        """A failure before or between units (e.g. the dataset does not load): every unit not
+        yet logged is recorded as failed with it."""
+        logged = {e["split"] for e in self.log.entries}
+        for split in range(len(self.keys)):
+            if split not in logged:
+                self.fail(split, exc)
+                self.advance()
+
+    def assemble_stored(self) -> ExperimentResult | None:
+        """The whole run from the store without loading the dataset, when every unit is there."""
+        found = [self.stored(s) for s in range(len(self.keys))]
+        if not found or any(f is None for f in found):
+            return None
+        for split in range(len(found)):
+            self.log.add(self.keys[split], split, "cached")
+            self.advance()
+        first = found[0][0]
+        return ExperimentResult(self.spec, first["dataset"], first["noise"],
+                                [result for _, result in found], self.metrics)
+
+
+def run_config(config: dict[str, Any], out_dir: Path, quiet: bool = False, *,
+               store: ResultStore | None = None, recompute: bool = False,
+               catch_failures: bool | None = None) -> ExperimentResult:
+    """Run the experiment a resolved config describes and write its results into ``out_dir``.
+
+    With ``store``, units found there are reused (unless ``recompute``), computed units are
+    stored. With ``catch_failures`` (default: when there is a store) a failing unit is
+    recorded (store and units.json) and the other units go on; :class:`UnitsFailed` is
+    raised after the others' results were written. Without it, the first error propagates.
+    """
+    from pmlbench.core.console import split_progress
+    from pmlbench.protocol.fitting import fit_with_tuning
+    from pmlbench.runner.outputs import write_results
+    from pmlbench.runner.units import unit_keys
+
+    out_dir = Path(out_dir)
+    spec = spec_from_config(config)
+    keys = unit_keys(spec)
+    catch = store is not None if catch_failures is None else catch_failures
+    label = f"{spec.method['name']} on {spec.dataset['name']}"
+    with split_progress(quiet) as progress:
+        task = progress.add_task(label, total=spec.n_splits)
+        runner = UnitRunner(spec, config, keys, store, recompute, out_dir,
+                            advance=lambda: progress.advance(task), catch=catch)
+        result = runner.assemble_stored()
+        if result is None:
+            try:
+                result = run_experiment(spec, fit=fit_with_tuning, unit=runner)
+            except Exception as exc:  # the dataset, metrics or splits could not be set up
+                if not catch:
+                    raise
+                runner.fail_remaining(exc)
+                result = None
+    atomic_write_text(out_dir / UNITS_FILE, to_json({"units": runner.log.entries}))
+    if result is not None and result.splits:
+        write_results(result, config, out_dir)
+    failures = runner.log.failures
+    if failures:
+        raise units_failed(failures, len(keys), result, out_dir)
+    return result
+
+
+def units_failed(failures: list[dict[str, Any]], n_units: int, result, out_dir: Path
+                 ) -> UnitsFailed:
+    first = failures[0]["error"]
+    user_error = all(f.get("user_error") for f in failures)
+    if len(failures) == n_units and len({f["error"] for f in failures}) == 1:
+        message = first
+    else:
+        message = f"{len(failures)} of {n_units} units failed; first: {first}"
+    if not user_error:
+        message += f" (tracebacks in {out_dir / UNITS_FILE})"
+    return UnitsFailed(message, result, failures, exit_code=2 if user_error else 1)
