@@ -17,12 +17,12 @@ from functools import partial
 
 import numpy as np
 
-from pmlbench.plugins import registry
+from pmlbench.core.checks import check_features
 from pmlbench.methods.particle.clr import VIRTUAL, clr_votes, fit_clr
 from pmlbench.methods.particle.credible import Stage1Params, credible_labels
 from pmlbench.noise.uniform import uniform_noise
+from pmlbench.plugins import registry
 from pmlbench.protocol.splits import plan_splits
-from pmlbench.core.checks import check_features
 
 DATASETS = ("genbase", "medical", "arts", "corel5k", "bibtex")
 
@@ -57,14 +57,18 @@ def main(argv=None) -> None:
         S = uniform_noise(data.Y[plan.train_idx], plan.noise_rng, rate=1.0)
         (credible, info), wall, cpu = timed(partial(credible_labels, X, S, Stage1Params()))
         q = S.shape[1]
-        print(f"{name}: n={X.shape[0]} q={q} stage1 wall={wall:.1f}s cpu={cpu:.1f}s "
-              f"iterations={info['n_iter']} rows-in-problems={problem_rows(credible, S)}")
+        print(
+            f"{name}: n={X.shape[0]} q={q} stage1 wall={wall:.1f}s cpu={cpu:.1f}s "
+            f"iterations={info['n_iter']} rows-in-problems={problem_rows(credible, S)}"
+        )
         for jobs in args.jobs:
             models, wall, cpu = timed(partial(fit_clr, X, credible, S, seed=0, n_jobs=jobs))
             n_virtual = int(np.sum(models.second == VIRTUAL))
-            print(f"  svm n_jobs={jobs}: pairs={models.first.size - n_virtual}/{q * (q - 1) // 2} "
-                  f"virtual={n_virtual}/{q} not-converged={models.n_not_converged} "
-                  f"wall={wall:.1f}s cpu={cpu:.1f}s")
+            print(
+                f"  svm n_jobs={jobs}: pairs={models.first.size - n_virtual}/{q * (q - 1) // 2} "
+                f"virtual={n_virtual}/{q} not-converged={models.n_not_converged} "
+                f"wall={wall:.1f}s cpu={cpu:.1f}s"
+            )
         _, wall, cpu = timed(partial(clr_votes, models, X_test, q))
         print(f"  votes on {X_test.shape[0]} test instances: wall={wall:.1f}s cpu={cpu:.1f}s")
 

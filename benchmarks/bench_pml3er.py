@@ -14,7 +14,8 @@ agree (exactly only on the synthetic set with continuous features: real data hav
 rows, so neighbour ties and NNLS optima are not unique and the two may pick different ones).
 Peak memory is the peak of traced allocations (tracemalloc; numpy arrays included),
 measured in the same call as the time; times are wall-clock and CPU (process) seconds, and
-the ratio is taken on CPU seconds, which a busy machine distorts less. Both run with BLAS limited to one thread (the
+the ratio is taken on CPU seconds, which a busy machine distorts less. Both run with BLAS
+limited to one thread (the
 setting PML3ER uses by default), so the ratio measures the algorithms, not the threading.
 
     python benchmarks/bench_pml3er.py [--datasets genbase medical ...] [--no-plain] [--no-tuned]
@@ -31,14 +32,14 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 from threadpoolctl import threadpool_limits
 
-from pmlbench.plugins import registry
-from pmlbench.numerics.enrichment import enrich, pml3er_normalize
-from pmlbench.protocol.experiment import ExperimentSpec
-from pmlbench.protocol.fitting import fit_with_tuning
 from pmlbench.methods import pml3er as pml3er_module
 from pmlbench.methods import ridge as ridge_module
 from pmlbench.methods.pml3er import PML3ER
 from pmlbench.noise.uniform import uniform_noise
+from pmlbench.numerics.enrichment import enrich, pml3er_normalize
+from pmlbench.plugins import registry
+from pmlbench.protocol.experiment import ExperimentSpec
+from pmlbench.protocol.fitting import fit_with_tuning
 from pmlbench.protocol.splits import plan_splits
 
 DATASETS = ("synthetic", "genbase", "medical", "arts", "corel5k", "bibtex")
@@ -61,9 +62,21 @@ def clear_caches() -> None:
         cache.clear()
 
 
-def plain_pml3er(X, Y, *, k=10, alpha=0.5, lambda1=1.0, lambda2=LAMBDA2, tau=1.0,
-                 max_iter=5, admm_iter=5, tol=1e-6, propagation_tol=1e-6,
-                 propagation_max_iter=1000):
+def plain_pml3er(
+    X,
+    Y,
+    *,
+    k=10,
+    alpha=0.5,
+    lambda1=1.0,
+    lambda2=LAMBDA2,
+    tau=1.0,
+    max_iter=5,
+    admm_iter=5,
+    tol=1e-6,
+    propagation_tol=1e-6,
+    propagation_max_iter=1000,
+):
     """PML3ER written straight from the equations, with no attention to cost."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
     Y = Y.astype(float)
@@ -93,13 +106,18 @@ def plain_pml3er(X, Y, *, k=10, alpha=0.5, lambda1=1.0, lambda2=LAMBDA2, tau=1.0
         C = np.clip(C, 0, 1) * Y
         for _ in range(admm_iter):
             Bhat = np.linalg.inv(2 * C.T @ C + tau * np.eye(n_labels)) @ (
-                2 * C.T @ Yhat + tau * B + Theta)
+                2 * C.T @ Yhat + tau * B + Theta
+            )
             U, s, Vt = np.linalg.svd(Bhat - Theta / tau)
             B = U @ np.diag(np.maximum(s - lambda1 / tau, 0)) @ Vt
             Theta = Theta + tau * (B - Bhat)
         W = np.linalg.inv(X.T @ X + lambda2 * np.eye(X.shape[1])) @ X.T @ C
-        value = (np.sum((Yhat - C @ B) ** 2) + np.sum((C - X @ W) ** 2)
-                 + lambda1 * np.linalg.svd(B, compute_uv=False).sum() + lambda2 * np.sum(W**2))
+        value = (
+            np.sum((Yhat - C @ B) ** 2)
+            + np.sum((C - X @ W) ** 2)
+            + lambda1 * np.linalg.svd(B, compute_uv=False).sum()
+            + lambda2 * np.sum(W**2)
+        )
         if previous is not None and abs(previous - value) <= tol * abs(previous):
             break
         previous = value
@@ -122,11 +140,18 @@ def split_data(name: str):
 
 def tuning_spec() -> ExperimentSpec:
     return ExperimentSpec(
-        dataset={}, noise={}, method={},
-        tune={"grid": {"lambda2": [10, 100]}, "cv": 5, "scoring": "average_precision",
-              "oracle": False},
+        dataset={},
+        noise={},
+        method={},
+        tune={
+            "grid": {"lambda2": [10, 100]},
+            "cv": 5,
+            "scoring": "average_precision",
+            "oracle": False,
+        },
         bipartition={"rule": "threshold", "threshold": 0.5, "allow_empty": False},
-        metrics=["average_precision"])
+        metrics=["average_precision"],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,9 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-plain", action="store_true", help="skip the plain implementation")
     parser.add_argument("--no-tuned", action="store_true", help="skip the tuned fit")
     args = parser.parse_args(argv)
-    header = (f"{'dataset':9} {'n x d x l':>15} {'fit s':>6} {'cpu':>6} {'MB':>5} {'knn':>5} "
-              f"{'nnls':>5} {'prop':>5} {'stage2':>6} {'tuned s':>7} {'cpu':>6} {'MB':>5} "
-              f"{'plain s':>7} {'cpu':>6} {'MB':>5} {'ratio':>5} {'max|dW|':>8}")
+    header = (
+        f"{'dataset':9} {'n x d x l':>15} {'fit s':>6} {'cpu':>6} {'MB':>5} {'knn':>5} "
+        f"{'nnls':>5} {'prop':>5} {'stage2':>6} {'tuned s':>7} {'cpu':>6} {'MB':>5} "
+        f"{'plain s':>7} {'cpu':>6} {'MB':>5} {'ratio':>5} {'max|dW|':>8}"
+    )
     print(header)
     print("-" * len(header))
     for name in args.datasets:
@@ -151,18 +178,32 @@ def main(argv: list[str] | None = None) -> int:
             if not args.no_tuned:
                 clear_caches()
                 _, (tuned_s, tuned_cpu), tuned_mb = measure(
-                    fit_with_tuning, PML3ER(), X, Y, spec=tuning_spec(), Y_true_train=Y,
-                    random_state=0)
+                    fit_with_tuning,
+                    PML3ER(),
+                    X,
+                    Y,
+                    spec=tuning_spec(),
+                    Y_true_train=Y,
+                    random_state=0,
+                )
                 tuned = f"{tuned_s:7.2f}", f"{tuned_cpu:6.2f}", f"{tuned_mb:5.0f}"
             plain = "-", "-", "-", "-", "-"
             if not args.no_plain:
                 W_plain, (plain_s, plain_cpu), plain_mb = measure(plain_pml3er, X, Y)
                 gap = np.abs(W_plain - model.W_).max()
-                plain = (f"{plain_s:7.2f}", f"{plain_cpu:6.2f}", f"{plain_mb:5.0f}",
-                         f"{plain_cpu / fit_cpu:5.1f}", f"{gap:8.1e}")
-        print(f"{name:9} {f'{n}x{d}x{Y.shape[1]}':>15} {fit_s:6.2f} {fit_cpu:6.2f} {fit_mb:5.0f} "
-              f"{stage['knn']:5.2f} {stage['nnls']:5.2f} {stage['propagation']:5.2f} "
-              f"{stage['stage2']:6.2f} {' '.join(tuned)} {' '.join(plain)}", flush=True)
+                plain = (
+                    f"{plain_s:7.2f}",
+                    f"{plain_cpu:6.2f}",
+                    f"{plain_mb:5.0f}",
+                    f"{plain_cpu / fit_cpu:5.1f}",
+                    f"{gap:8.1e}",
+                )
+        print(
+            f"{name:9} {f'{n}x{d}x{Y.shape[1]}':>15} {fit_s:6.2f} {fit_cpu:6.2f} {fit_mb:5.0f} "
+            f"{stage['knn']:5.2f} {stage['nnls']:5.2f} {stage['propagation']:5.2f} "
+            f"{stage['stage2']:6.2f} {' '.join(tuned)} {' '.join(plain)}",
+            flush=True,
+        )
     return 0
 
 

@@ -22,9 +22,15 @@ from pmlbench.report import ReportOptions, build_report, write_report
 DATASETS = ["genbase", "medical", "arts", "corel5k", "bibtex"]
 RATES = [0.5, 1.0, 1.5, 2.0]
 METHODS = ["pml3er", "particle_map", "pml_lrs", "pml_fp", "mlknn", "lift"]
-METRICS = {"subset_accuracy": True, "hamming_loss": False, "one_error": False,
-           "ranking_loss": False, "average_precision": True, "macro_f1": True,
-           "micro_f1": True}
+METRICS = {
+    "subset_accuracy": True,
+    "hamming_loss": False,
+    "one_error": False,
+    "ranking_loss": False,
+    "average_precision": True,
+    "macro_f1": True,
+    "micro_f1": True,
+}
 SPLITS = 5
 
 
@@ -40,14 +46,28 @@ def write_synthetic(root: Path, seed: int = 0) -> int:
                     for metric, higher in METRICS.items():
                         skill = 0.6 + 0.03 * (len(METHODS) - m) - 0.05 * rate + 0.02 * d
                         value = float(np.clip(skill + rng.normal(0, 0.01), 0, 1))
-                        rows.append({
-                            "dataset": dataset, "noise": "uniform", "noise_rate": rate,
-                            "method": method, "seed": 0, "split": split, "metric": metric,
-                            "value": value if higher else 1 - value,
-                            "higher_is_better": higher, "convention": "zhang",
-                            "bipartition": "method's predict", "tuned": "", "oracle": False,
-                            "n_train": 500, "n_test": 500, "n_degenerate": 0,
-                            "fit_seconds": 1.0, "predict_seconds": 0.1})
+                        rows.append(
+                            {
+                                "dataset": dataset,
+                                "noise": "uniform",
+                                "noise_rate": rate,
+                                "method": method,
+                                "seed": 0,
+                                "split": split,
+                                "metric": metric,
+                                "value": value if higher else 1 - value,
+                                "higher_is_better": higher,
+                                "convention": "zhang",
+                                "bipartition": "method's predict",
+                                "tuned": "",
+                                "oracle": False,
+                                "n_train": 500,
+                                "n_test": 500,
+                                "n_degenerate": 0,
+                                "fit_seconds": 1.0,
+                                "predict_seconds": 0.1,
+                            }
+                        )
                 run_dir = root / f"{job}_{method}_{dataset}"
                 run_dir.mkdir(parents=True)
                 pd.DataFrame(rows).to_csv(run_dir / "results.csv", index=False)

@@ -23,8 +23,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-METHODS = ("mlknn", "pml3er", "ridge", "particle_map", "particle_vls", "pml_ni", "pml_lrs",
-           "lift", "ext_ridge")
+METHODS = (
+    "mlknn",
+    "pml3er",
+    "ridge",
+    "particle_map",
+    "particle_vls",
+    "pml_ni",
+    "pml_lrs",
+    "lift",
+    "ext_ridge",
+)
 DATASETS = ("genbase", "medical")
 TIMING_COLUMNS = {"fit_seconds", "predict_seconds", "wall_seconds", "cpu_seconds", "seconds"}
 
@@ -48,16 +57,37 @@ def record(out: Path, methods: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sweep = Path(tmp) / "sweep"
         subprocess.run(
-            [sys.executable, "-m", "pmlbench", "-m", f"method={','.join(methods)}",
-             f"dataset={','.join(DATASETS)}", "protocol.n_splits=2", "results_store=null",
-             "cache_dir=null", "quiet=true", f"hydra.sweep.dir={sweep}"],
+            [
+                sys.executable,
+                "-m",
+                "pmlbench",
+                "-m",
+                f"method={','.join(methods)}",
+                f"dataset={','.join(DATASETS)}",
+                "protocol.n_splits=2",
+                "results_store=null",
+                "cache_dir=null",
+                "quiet=true",
+                f"hydra.sweep.dir={sweep}",
+            ],
             check=True,
         )
         report = Path(tmp) / "report"
         subprocess.run(
-            [sys.executable, "-m", "pmlbench", "report", str(sweep), "--reference",
-             methods[0], "--out", str(report), "--no-plots"],
-            check=True, stdout=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "pmlbench",
+                "report",
+                str(sweep),
+                "--reference",
+                methods[0],
+                "--out",
+                str(report),
+                "--no-plots",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
         for results in sorted(sweep.glob("*/results.csv")):
             name = results.parent.name.split("_", 1)[1]  # without the job number
@@ -69,8 +99,13 @@ def record(out: Path, methods: list[str]) -> None:
 
 def compare(before: Path, after: Path) -> int:
     names = sorted({p.name for p in before.iterdir()} | {p.name for p in after.iterdir()})
-    differ = [n for n in names if not (before / n).is_file() or not (after / n).is_file()
-              or not filecmp.cmp(before / n, after / n, shallow=False)]
+    differ = [
+        n
+        for n in names
+        if not (before / n).is_file()
+        or not (after / n).is_file()
+        or not filecmp.cmp(before / n, after / n, shallow=False)
+    ]
     for name in differ:
         print(f"differs: {name}")
     print(f"{len(names) - len(differ)} of {len(names)} files identical")

@@ -30,9 +30,16 @@ def unit_costs(store_dir: Path) -> pd.DataFrame:
         unit, run = record["unit"], record["run"]
         if "cpu_seconds" not in run:
             continue
-        rows.append({"method": unit["method"]["name"], "dataset": unit["dataset"]["name"],
-                     "rate": unit["noise"].get("rate"), "split": unit["split"],
-                     "cpu": run["cpu_seconds"], "wall": run["wall_seconds"]})
+        rows.append(
+            {
+                "method": unit["method"]["name"],
+                "dataset": unit["dataset"]["name"],
+                "rate": unit["noise"].get("rate"),
+                "split": unit["split"],
+                "cpu": run["cpu_seconds"],
+                "wall": run["wall_seconds"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -40,8 +47,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store", type=Path)
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--job-overhead", type=float, default=3.0,
-                        help="CPU seconds a job spends starting up (imports, config, data)")
+    parser.add_argument(
+        "--job-overhead",
+        type=float,
+        default=3.0,
+        help="CPU seconds a job spends starting up (imports, config, data)",
+    )
     args = parser.parse_args()
     costs = unit_costs(args.store)
     if costs.empty:
@@ -50,8 +61,12 @@ def main() -> None:
     per_pair["units"] = costs.groupby(["method", "dataset"]).size()
     print("mean seconds per unit (one split), measured:")
     print(per_pair.round(2).to_string())
-    missing = [(m, d) for m in per_pair.index.get_level_values(0).unique() for d in DATASETS
-               if (m, d) not in per_pair.index]
+    missing = [
+        (m, d)
+        for m in per_pair.index.get_level_values(0).unique()
+        for d in DATASETS
+        if (m, d) not in per_pair.index
+    ]
     if missing:
         print(f"not measured (left out of the estimate): {missing}")
     paper_units = per_pair["cpu"] * RATES * SPLITS
@@ -59,9 +74,11 @@ def main() -> None:
     total_cpu = paper_units.sum() + jobs * args.job_overhead
     print("\nper method, whole paper grid (CPU seconds):")
     print(paper_units.groupby(level=0).sum().round(0).to_string())
-    print(f"\npaper grid: {len(per_pair) * RATES * SPLITS} units in {jobs} jobs; "
-          f"total CPU {total_cpu / 3600:.2f} h; "
-          f"wall on {args.cores} idle cores ~ {total_cpu / args.cores / 3600:.2f} h")
+    print(
+        f"\npaper grid: {len(per_pair) * RATES * SPLITS} units in {jobs} jobs; "
+        f"total CPU {total_cpu / 3600:.2f} h; "
+        f"wall on {args.cores} idle cores ~ {total_cpu / args.cores / 3600:.2f} h"
+    )
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The Python API: compose a config from overrides and run it, without the command line.
 
-    >>> from pmlbench.api import run
-    >>> result = run(["method=mlknn", "dataset=genbase", "protocol.n_splits=2"], "outputs/demo")
-    >>> result.records().groupby("metric")["value"].mean()
+>>> from pmlbench.api import run
+>>> result = run(["method=mlknn", "dataset=genbase", "protocol.n_splits=2"], "outputs/demo")
+>>> result.records().groupby("metric")["value"].mean()
 """
 
 from __future__ import annotations

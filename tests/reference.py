@@ -31,8 +31,12 @@ def matlab_ranking_metrics(Y, S):
         locs = [index.index(j) + 1 for j in range(q) if Y[i, j]]
         cover += q - min(locs, default=q + 1) + 1
     n = len(keep)
-    return {"one_error": one_err / n, "ranking_loss": rl / n, "average_precision": ap / n,
-            "coverage": cover / len(Y) - 1}
+    return {
+        "one_error": one_err / n,
+        "ranking_loss": rl / n,
+        "average_precision": ap / n,
+        "coverage": cover / len(Y) - 1,
+    }
 
 
 def bipartition_metrics(Y, P):
@@ -47,5 +51,9 @@ def bipartition_metrics(Y, P):
         fn = sum(1 for i in range(n) if Y[i, j] and not P[i, j])
         f1s.append(2 * tp / (2 * tp + fp + fn) if (tp + fp + fn) else 0.0)
         TP, FP, FN = TP + tp, FP + fp, FN + fn
-    return {"subset_accuracy": subset, "hamming_loss": hamming, "macro_f1": float(np.mean(f1s)),
-            "micro_f1": 2 * TP / (2 * TP + FP + FN)}
+    return {
+        "subset_accuracy": subset,
+        "hamming_loss": hamming,
+        "macro_f1": float(np.mean(f1s)),
+        "micro_f1": 2 * TP / (2 * TP + FP + FN),
+    }

@@ -8,11 +8,11 @@ from hydra import compose, initialize_config_dir
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import KFold
 
-from pmlbench.hydra_app.config_tree import config_dir
-from pmlbench.protocol.bipartition import Bipartition, make_bipartition, out_of_fold_scores
-from pmlbench.plugins.config_nodes import register_config_nodes
 from pmlbench.errors import PmlbenchError
+from pmlbench.hydra_app.config_tree import config_dir
 from pmlbench.methods.mlknn import MLkNN
+from pmlbench.plugins.config_nodes import register_config_nodes
+from pmlbench.protocol.bipartition import Bipartition, make_bipartition, out_of_fold_scores
 
 
 class FixedScores(BaseEstimator):
@@ -28,9 +28,9 @@ class FixedScores(BaseEstimator):
         return (np.asarray(X) > 0.75).astype(np.uint8)
 
 
-S_TRAIN = np.array([[.9, .6, .1], [.8, .3, .2], [.7, .4, .35]])
+S_TRAIN = np.array([[0.9, 0.6, 0.1], [0.8, 0.3, 0.2], [0.7, 0.4, 0.35]])
 Y_TRAIN = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 0]], dtype=np.uint8)
-S_TEST = np.array([[.5, .38, .36], [.2, .1, .05], [.9, .8, .7]])
+S_TEST = np.array([[0.5, 0.38, 0.36], [0.2, 0.1, 0.05], [0.9, 0.8, 0.7]])
 
 
 def fitted(rule: str, Y=Y_TRAIN, S=S_TRAIN, **options) -> Bipartition:
@@ -39,10 +39,16 @@ def fitted(rule: str, Y=Y_TRAIN, S=S_TRAIN, **options) -> Bipartition:
 
 
 def test_method_and_fixed_threshold():
-    assert fitted("method").apply(FixedScores(), S_TEST, S_TEST).tolist() == \
-        [[0, 0, 0], [0, 0, 0], [1, 1, 0]]
-    assert fitted("threshold", threshold=0.37).apply(FixedScores(), S_TEST, S_TEST).tolist() == \
-        [[1, 1, 0], [0, 0, 0], [1, 1, 1]]
+    assert fitted("method").apply(FixedScores(), S_TEST, S_TEST).tolist() == [
+        [0, 0, 0],
+        [0, 0, 0],
+        [1, 1, 0],
+    ]
+    assert fitted("threshold", threshold=0.37).apply(FixedScores(), S_TEST, S_TEST).tolist() == [
+        [1, 1, 0],
+        [0, 0, 0],
+        [1, 1, 1],
+    ]
 
 
 def test_global_threshold_maximises_micro_f1_on_the_training_split():
@@ -71,8 +77,7 @@ def test_per_label_thresholds(objective):
     # (tie at equal distance from 0.5: the lower), label 2 .15 -> 0
     rule = fitted("per_label", Y=Y, objective=objective)
     np.testing.assert_allclose(rule.fitted["thresholds"], [0.65, 0.35, 0.15])
-    assert rule.apply(FixedScores(), S_TEST, S_TEST).tolist() == \
-        [[0, 1, 1], [0, 0, 0], [1, 1, 1]]
+    assert rule.apply(FixedScores(), S_TEST, S_TEST).tolist() == [[0, 1, 1], [0, 0, 0], [1, 1, 1]]
     assert "3 thresholds" in rule.describe()
 
 
@@ -80,7 +85,7 @@ def test_top_k_uses_the_candidate_cardinality():
     Y_cand = np.array([[1, 1, 0], [1, 1, 1], [1, 0, 1], [1, 1, 1]], dtype=np.uint8)
     rule = Bipartition(rule="top_k").fit(FixedScores(), np.zeros((4, 3)), Y_cand)
     assert rule.fitted["k"] == 3  # mean 2.5 rounds half up, not to even (2)
-    scores = np.array([[.1, .5, .3], [.9, .2, .2]])
+    scores = np.array([[0.1, 0.5, 0.3], [0.9, 0.2, 0.2]])
     assert rule.apply(FixedScores(), scores, scores).tolist() == [[1, 1, 1], [1, 1, 1]]
     rule = Bipartition(rule="top_k").fit(FixedScores(), np.zeros((3, 3)), Y_TRAIN)
     assert rule.fitted["k"] == 2  # mean 5/3
@@ -113,14 +118,17 @@ def test_cross_validated_training_scores_match_a_manual_loop(rng):
     np.testing.assert_allclose(got, expected)
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"rule": "median"}, "unknown bipartition.rule"),
-    ({"rule": "global", "objective": "average_precision"}, "ranking metric"),
-    ({"rule": "global", "objective": "nope"}, "nope"),
-    ({"rule": "global", "cv": 1}, "bipartition.cv"),
-    ({"rule": "global", "training_scores": "test"}, "training_scores"),
-    ({"rule": "global", "colour": 1}, "unknown bipartition options"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"rule": "median"}, "unknown bipartition.rule"),
+        ({"rule": "global", "objective": "average_precision"}, "ranking metric"),
+        ({"rule": "global", "objective": "nope"}, "nope"),
+        ({"rule": "global", "cv": 1}, "bipartition.cv"),
+        ({"rule": "global", "training_scores": "test"}, "training_scores"),
+        ({"rule": "global", "colour": 1}, "unknown bipartition options"),
+    ],
+)
 def test_bad_bipartition_config_is_a_one_line_error(config, message):
     with pytest.raises(PmlbenchError) as info:
         make_bipartition(config)
@@ -130,8 +138,14 @@ def test_bad_bipartition_config_is_a_one_line_error(config, message):
 def test_rule_is_a_hydra_override():
     register_config_nodes()
     with initialize_config_dir(config_dir=str(config_dir()), version_base=None):
-        cfg = compose("config", overrides=["method=mlknn", "bipartition.rule=per_label",
-                                           "bipartition.objective=micro_f1"])
+        cfg = compose(
+            "config",
+            overrides=[
+                "method=mlknn",
+                "bipartition.rule=per_label",
+                "bipartition.objective=micro_f1",
+            ],
+        )
     assert cfg.bipartition.rule == "per_label" and cfg.bipartition.training_scores == "cv"
     assert cfg.bipartition.objective == "micro_f1"
     make_bipartition(dict(cfg.bipartition))

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from pmlbench.plugins import registry
 from pmlbench.cli.commands.check_plugin import check_plugin, kinds_of, main
 from pmlbench.errors import PluginError
+from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
 
 DIST = "pmlbench-broken"
 
-MODULE = '''
+MODULE = """
 import numpy as np
 from sklearn.base import BaseEstimator
 from pmlbench.metrics.base import Metric
@@ -105,26 +105,31 @@ inverted = Metric("inverted", no_direction, higher_is_better=False, needs="bipar
 
 def bad_dataset(n: int = 10):
     return {"X": np.zeros((n, 2))}
-'''
+"""
 
-NO_DIRECTION_MODULE = '''
+NO_DIRECTION_MODULE = """
 from pmlbench.metrics.base import Metric
 
 undirected = Metric("undirected", lambda Y_true, Y_pred, scores: 0.0,
                     higher_is_better=None, needs="scores")
-'''
+"""
 
 ENTRY_POINTS = {
     "pmlbench.methods": {
-        "nofit": "broken_pml:NoFit", "badshape": "broken_pml:BadShape",
-        "nanscores": "broken_pml:NanScores", "notbinary": "broken_pml:NotBinary",
-        "unclonable": "broken_pml:Unclonable", "nondeterministic": "broken_pml:Nondeterministic",
-        "crashes": "broken_pml:Crashes", "denseonly": "broken_pml:DenseOnly",
+        "nofit": "broken_pml:NoFit",
+        "badshape": "broken_pml:BadShape",
+        "nanscores": "broken_pml:NanScores",
+        "notbinary": "broken_pml:NotBinary",
+        "unclonable": "broken_pml:Unclonable",
+        "nondeterministic": "broken_pml:Nondeterministic",
+        "crashes": "broken_pml:Crashes",
+        "denseonly": "broken_pml:DenseOnly",
         "importfail": "broken_pml_missing_module:Method",
     },
     "pmlbench.noise": {"droptrue": "broken_pml:drop_true", "inplace": "broken_pml:in_place"},
     "pmlbench.metrics": {
-        "nodirection": "broken_pml:no_direction", "inverted": "broken_pml:inverted",
+        "nodirection": "broken_pml:no_direction",
+        "inverted": "broken_pml:inverted",
         "undirected": "broken_pml_nodir:undirected",
     },
     "pmlbench.datasets": {"baddataset": "broken_pml:bad_dataset"},
@@ -159,9 +164,12 @@ def broken_dist(tmp_path_factory) -> Path:
     info = root / "pmlbench_broken-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {DIST}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("".join(
-        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n"
-        for group, eps in ENTRY_POINTS.items()))
+    (info / "entry_points.txt").write_text(
+        "".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n"
+            for group, eps in ENTRY_POINTS.items()
+        )
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.syspath_prepend(str(root))
         registry.plugins.cache_clear()
@@ -171,21 +179,25 @@ def broken_dist(tmp_path_factory) -> Path:
         sys.modules.pop(module, None)
 
 
-@pytest.mark.parametrize(("kind", "name", "message"), VIOLATIONS,
-                         ids=[v[1] for v in VIOLATIONS])
+@pytest.mark.parametrize(("kind", "name", "message"), VIOLATIONS, ids=[v[1] for v in VIOLATIONS])
 def test_check_plugin_flags_each_broken_plugin(broken_dist, kind, name, message):
     checks = check_plugin(kind, name)
     failed = [c for c in checks if c.passed is False]
     assert failed, f"{name} passed every check"
     assert any(message in c.detail for c in failed), [c.detail for c in failed]
     label = f"{kind} plugin {name!r}"
-    assert all(label in c.detail and DIST in c.detail for c in failed
-               if "external program" not in c.detail)
+    assert all(
+        label in c.detail and DIST in c.detail for c in failed if "external program" not in c.detail
+    )
 
 
 def test_a_correct_plugin_passes_every_check(broken_dist):
-    for kind, name in (("method", "mlknn"), ("noise", "uniform"),
-                       ("metric", "average_precision"), ("dataset", "genbase")):
+    for kind, name in (
+        ("method", "mlknn"),
+        ("noise", "uniform"),
+        ("metric", "average_precision"),
+        ("dataset", "genbase"),
+    ):
         checks = check_plugin(kind, name)
         assert all(c.passed for c in checks), [(c.name, c.detail) for c in checks]
 
@@ -204,9 +216,13 @@ def test_unknown_names_get_a_suggestion(broken_dist):
 
 
 def _spec(**nodes) -> ExperimentSpec:
-    base = {"dataset": {"name": "example_synth", "n_instances": 40, "n_labels": 5},
-            "noise": {"name": "uniform"}, "method": {"name": "mlknn", "k": 3},
-            "metrics": ["average_precision"], "n_splits": 1}
+    base = {
+        "dataset": {"name": "example_synth", "n_instances": 40, "n_labels": 5},
+        "noise": {"name": "uniform"},
+        "method": {"name": "mlknn", "k": 3},
+        "metrics": ["average_precision"],
+        "n_splits": 1,
+    }
     return ExperimentSpec(**{**base, **nodes})
 
 
@@ -223,10 +239,12 @@ RUN_VIOLATIONS = [
 ]
 
 
-@pytest.mark.parametrize(("nodes", "label", "message"), RUN_VIOLATIONS,
-                         ids=[v[1].split("'")[1] for v in RUN_VIOLATIONS])
+@pytest.mark.parametrize(
+    ("nodes", "label", "message"), RUN_VIOLATIONS, ids=[v[1].split("'")[1] for v in RUN_VIOLATIONS]
+)
 def test_a_normal_run_names_the_broken_plugin_and_its_distribution(
-        broken_dist, nodes, label, message):
+    broken_dist, nodes, label, message
+):
     with pytest.raises(PluginError) as error:
         run_experiment(_spec(**nodes))
     text = str(error.value)
@@ -234,10 +252,19 @@ def test_a_normal_run_names_the_broken_plugin_and_its_distribution(
 
 
 def _cli(args: list[str], root: Path, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(root), os.environ.get("PYTHONPATH", "")]), "OPENBLAS_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "pmlbench", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=300)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+        "OPENBLAS_NUM_THREADS": "1",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "pmlbench", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 def test_cli_check_plugin_and_run_report_a_broken_plugin(broken_dist, tmp_path):
@@ -246,11 +273,22 @@ def test_cli_check_plugin_and_run_report_a_broken_plugin(broken_dist, tmp_path):
     out = " ".join(done.stdout.split())
     assert "1 contract violation(s) in method plugin 'nanscores' (distribution" in out
     assert "NaN or infinite scores" in out
-    done = _cli(["method=nanscores", "dataset=example_synth", "dataset.n_instances=40",
-                 "protocol.n_splits=1", "quiet=true", f"hydra.run.dir={tmp_path / 'run'}"],
-                broken_dist, tmp_path)
+    done = _cli(
+        [
+            "method=nanscores",
+            "dataset=example_synth",
+            "dataset.n_instances=40",
+            "protocol.n_splits=1",
+            "quiet=true",
+            f"hydra.run.dir={tmp_path / 'run'}",
+        ],
+        broken_dist,
+        tmp_path,
+    )
     assert done.returncode == 2
     text = " ".join((done.stdout + done.stderr).split())
-    assert ("error: method plugin 'nanscores' (distribution 'pmlbench-broken') returned NaN "
-            "or infinite scores") in text
+    assert (
+        "error: method plugin 'nanscores' (distribution 'pmlbench-broken') returned NaN "
+        "or infinite scores"
+    ) in text
     assert "Traceback" not in text

@@ -20,8 +20,13 @@ from tests.reference import bipartition_metrics, matlab_ranking_metrics
 def pmlbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run the CLI with no result store and no shared-work cache: every run computes afresh."""
     isolated = [] if args[:1] == ("list",) else ["results_store=null", "cache_dir=null"]
-    return subprocess.run([sys.executable, "-m", "pmlbench", *args, *isolated],
-                          capture_output=True, text=True, cwd=cwd, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pmlbench", *args, *isolated],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +35,9 @@ def genbase_runs(tmp_path_factory):
     runs = []
     for name, extra in (("a", ["save_predictions=true"]), ("b", [])):
         out = root / name
-        proc = pmlbench("method=mlknn", "dataset=genbase", "quiet=true",
-                        f"hydra.run.dir={out}", *extra)
+        proc = pmlbench(
+            "method=mlknn", "dataset=genbase", "quiet=true", f"hydra.run.dir={out}", *extra
+        )
         runs.append((proc, out))
     return runs
 
@@ -43,8 +49,19 @@ def test_paper_protocol_run_writes_results(genbase_runs):
     assert len(results) == 5 * 7
     assert sorted(results["split"].unique()) == [0, 1, 2, 3, 4]
     assert set(results["metric"]) == set(PAPER_METRICS)
-    for column in ("dataset", "noise", "noise_rate", "method", "split", "metric", "value",
-                   "fit_seconds", "predict_seconds", "bipartition", "convention"):
+    for column in (
+        "dataset",
+        "noise",
+        "noise_rate",
+        "method",
+        "split",
+        "metric",
+        "value",
+        "fit_seconds",
+        "predict_seconds",
+        "bipartition",
+        "convention",
+    ):
         assert column in results.columns
     assert (results["dataset"] == "genbase").all() and (results["noise_rate"] == 1.0).all()
     for metric in PAPER_METRICS:
@@ -72,7 +89,8 @@ def test_saved_predictions_allow_independent_rescoring(genbase_runs):
         split = int(path.stem.split("_")[1])
         with np.load(path, allow_pickle=False) as z:
             assert sorted(z.files) == sorted(
-                ["train_idx", "test_idx", "y_train_candidates", "scores", "y_pred"])
+                ["train_idx", "test_idx", "y_train_candidates", "scores", "y_pred"]
+            )
             train, test = z["train_idx"], z["test_idx"]
             candidates, scores, y_pred = z["y_train_candidates"], z["scores"], z["y_pred"]
         assert len(np.intersect1d(train, test)) == 0 and len(train) + len(test) == data.n_instances
@@ -80,9 +98,12 @@ def test_saved_predictions_allow_independent_rescoring(genbase_runs):
         assert np.all(candidates >= truth)
         added = (candidates.astype(int) - truth).sum(axis=1)
         np.testing.assert_array_equal(
-            added, noise_counts(truth.sum(axis=1), truth.shape[1], 1.0, "half_up"))
-        expected = {**matlab_ranking_metrics(data.Y[test], scores),
-                    **bipartition_metrics(data.Y[test], y_pred)}
+            added, noise_counts(truth.sum(axis=1), truth.shape[1], 1.0, "half_up")
+        )
+        expected = {
+            **matlab_ranking_metrics(data.Y[test], scores),
+            **bipartition_metrics(data.Y[test], y_pred),
+        }
         got = results[results["split"] == split].set_index("metric")["value"]
         for metric in PAPER_METRICS:
             assert got[metric] == pytest.approx(expected[metric], abs=1e-12), metric
@@ -91,8 +112,16 @@ def test_saved_predictions_allow_independent_rescoring(genbase_runs):
 def test_list_shows_every_kind():
     proc = pmlbench("list")
     assert proc.returncode == 0, proc.stderr
-    for name in ("mlknn", "genbase", "bibtex", "yeastbp", "uniform", "none", "average_precision",
-                 "coverage"):
+    for name in (
+        "mlknn",
+        "genbase",
+        "bibtex",
+        "yeastbp",
+        "uniform",
+        "none",
+        "average_precision",
+        "coverage",
+    ):
         assert name in proc.stdout
 
 
@@ -117,8 +146,13 @@ def test_bad_input_gets_one_line_error(tmp_path, override, message):
 
 
 def test_real_pml_dataset_uses_its_candidates(tmp_path):
-    proc = pmlbench("method=mlknn", "dataset=yeastmf", "protocol.n_splits=2", "quiet=true",
-                    f"hydra.run.dir={tmp_path}")
+    proc = pmlbench(
+        "method=mlknn",
+        "dataset=yeastmf",
+        "protocol.n_splits=2",
+        "quiet=true",
+        f"hydra.run.dir={tmp_path}",
+    )
     assert proc.returncode == 0, proc.stderr
     results = pd.read_csv(tmp_path / "results.csv")
     assert (results["noise"] == "natural").all()

@@ -9,17 +9,22 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from pmlbench.plugins import registry
 from pmlbench.datasets.arff import load_arff
 from pmlbench.datasets.bundled import DATA_DIR
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.datasets.files import load_file
 from pmlbench.errors import PmlbenchError
+from pmlbench.plugins import registry
 
 SHAPES = {
-    "genbase": (662, 1185, 27), "medical": (978, 1449, 45), "arts": (5000, 462, 26),
-    "corel5k": (5000, 499, 374), "bibtex": (7395, 1836, 159),
-    "yeastbp": (6139, 6139, 217), "yeastcc": (6139, 6139, 50), "yeastmf": (6139, 6139, 39),
+    "genbase": (662, 1185, 27),
+    "medical": (978, 1449, 45),
+    "arts": (5000, 462, 26),
+    "corel5k": (5000, 499, 374),
+    "bibtex": (7395, 1836, 159),
+    "yeastbp": (6139, 6139, 217),
+    "yeastcc": (6139, 6139, 50),
+    "yeastmf": (6139, 6139, 39),
 }
 SHA256 = {
     "genbase": "efcade7830a46a19a96fa9067e73161fe703e11cdd1b6da137105c4c46fb6d8e",
@@ -90,8 +95,10 @@ def test_dense_arff_with_xml_and_with_label_count(tmp_path):
     arff_path = tmp_path / "tiny.arff"
     arff_path.write_text(MULAN_DENSE)
     (tmp_path / "tiny.xml").write_text(XML)
-    for data in (load_arff(arff_path, xml=tmp_path / "tiny.xml"),
-                 load_file(str(arff_path), label_count=2)):
+    for data in (
+        load_arff(arff_path, xml=tmp_path / "tiny.xml"),
+        load_file(str(arff_path), label_count=2),
+    ):
         np.testing.assert_array_equal(data.Y, [[1, 0], [0, 1], [1, 1]])
         np.testing.assert_array_equal(np.asarray(data.X), [[0.5, 1, 1], [1.5, 0, 2], [2.5, 1, 3]])
         assert data.label_names == ["a", "b"]
@@ -120,8 +127,9 @@ def test_mat_in_pml_layout(tmp_path):
     X = rng.random((30, 4))
     Y = (rng.random((30, 3)) < 0.4).astype(float)
     C = np.maximum(Y, rng.random((30, 3)) < 0.3)
-    scipy.io.savemat(tmp_path / "d.mat", {"data": X, "target": 2 * Y.T - 1,
-                                           "partial_labels": C.T.astype(float)})
+    scipy.io.savemat(
+        tmp_path / "d.mat", {"data": X, "target": 2 * Y.T - 1, "partial_labels": C.T.astype(float)}
+    )
     data = load_file(str(tmp_path / "d.mat"))
     np.testing.assert_array_equal(data.Y, Y)
     np.testing.assert_array_equal(data.Y_candidates, C)

@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
+from pmlbench.errors import PmlbenchError
 from pmlbench.numerics.enrichment import (
     enrich,
     knn_graph,
@@ -14,7 +15,6 @@ from pmlbench.numerics.enrichment import (
     pml3er_normalize,
     propagate,
 )
-from pmlbench.errors import PmlbenchError
 
 
 @pytest.fixture
@@ -27,12 +27,19 @@ def data():
 
 def qp_weights(x, A):
     """Eq. 2 by a generic bound-constrained optimiser (independent of NNLS)."""
+
     def f(v):
         r = A.T @ v - x
         return r @ r, 2 * A @ r
-    result = minimize(f, np.full(A.shape[0], 1 / A.shape[0]), jac=True, method="L-BFGS-B",
-                      bounds=[(0, None)] * A.shape[0],
-                      options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10_000})
+
+    result = minimize(
+        f,
+        np.full(A.shape[0], 1 / A.shape[0]),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0, None)] * A.shape[0],
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10_000},
+    )
     return result.x, result.fun
 
 
@@ -90,8 +97,9 @@ def test_nnls_dense_and_sparse_agree(data):
     X, _ = data
     X = np.where(np.abs(X) > 1, X, 0.0)
     N = knn_graph(X, k=6)
-    np.testing.assert_allclose(nnls_weights(X, N).toarray(),
-                               nnls_weights(sp.csr_matrix(X), N).toarray(), atol=1e-10)
+    np.testing.assert_allclose(
+        nnls_weights(X, N).toarray(), nnls_weights(sp.csr_matrix(X), N).toarray(), atol=1e-10
+    )
 
 
 def eq5_loop(F, Y):
@@ -143,8 +151,9 @@ def test_propagate_spectral_stop_and_anchor(data):
     X, Y = data
     P = nnls_weights(X, knn_graph(X, k=5)).T
     F0 = particle_normalize(np.ones(Y.shape), Y)
-    F, _ = propagate(P, Y, 0.3, particle_normalize, max_iter=200, tol=1e-12,
-                     stop_norm="spectral", F0=F0)
+    F, _ = propagate(
+        P, Y, 0.3, particle_normalize, max_iter=200, tol=1e-12, stop_norm="spectral", F0=F0
+    )
     again = particle_normalize(0.3 * (P @ F) + 0.7 * F0, Y)
     assert np.linalg.norm(again - F, 2) < 1e-10
     _, steps = propagate(P, Y, 0.3, particle_normalize, max_iter=3, tol=0.0)
@@ -188,5 +197,7 @@ def test_label_enrichment_propagates_with_v_transposed_as_eq4_is_written(data):
         F, _ = propagate(P, Y, 0.5, pml3er_normalize)
         Yhat, _ = label_enrichment(X, Y, k=5, alpha=0.5, transpose=transpose)
         np.testing.assert_allclose(Yhat, enrich(F, Y))
-    assert not np.allclose(label_enrichment(X, Y, k=5, transpose=True)[0],
-                           label_enrichment(X, Y, k=5, transpose=False)[0])
+    assert not np.allclose(
+        label_enrichment(X, Y, k=5, transpose=True)[0],
+        label_enrichment(X, Y, k=5, transpose=False)[0],
+    )

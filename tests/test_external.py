@@ -17,7 +17,7 @@ from pmlbench.methods.external import ExternalCommand, read_arrays, render_comma
 
 # A stand-in "external program": a nearest-centroid scorer. It reads the files the adapter
 # wrote, checks what it was given, and writes what MODE asks for.
-PROGRAM = '''
+PROGRAM = """
 import sys, json
 import numpy as np, scipy.io, scipy.sparse as sp
 
@@ -57,7 +57,7 @@ if out.endswith(".npz"):
     np.savez(out, **arrays)
 else:
     scipy.io.savemat(out, arrays)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +89,14 @@ def _method(program: Path, mode: str, **kwargs) -> ExternalCommand:
 @pytest.mark.parametrize("file_format", ["npz", "mat"])
 def test_scores_and_labels_come_back_from_the_program(program, data, file_format, tmp_path):
     X, Y, Xt, _ = data
-    model = _method(program, "ok", file_format=file_format, workdir=str(tmp_path),
-                    params={"lam": 0.5}, random_state=42).fit(X, Y)
+    model = _method(
+        program,
+        "ok",
+        file_format=file_format,
+        workdir=str(tmp_path),
+        params={"lam": 0.5},
+        random_state=42,
+    ).fit(X, Y)
     scores = model.decision_function(Xt)
     np.testing.assert_allclose(scores, _centroid_scores(X, Y, Xt), rtol=1e-12)
     labels = model.predict(Xt)
@@ -104,9 +110,11 @@ def test_scores_and_labels_come_back_from_the_program(program, data, file_format
 def test_sparse_features_stay_sparse_in_mat_files(program, data, tmp_path):
     X, Y, Xt, _ = data
     model = _method(program, "ok", file_format="mat", workdir=str(tmp_path)).fit(
-        sp.csr_matrix(X), Y)
-    np.testing.assert_allclose(model.decision_function(sp.csr_matrix(Xt)),
-                               _centroid_scores(X, Y, Xt), rtol=1e-12)
+        sp.csr_matrix(X), Y
+    )
+    np.testing.assert_allclose(
+        model.decision_function(sp.csr_matrix(Xt)), _centroid_scores(X, Y, Xt), rtol=1e-12
+    )
     assert '"sparse": true' in (tmp_path / "out.mat.info.json").read_text()
 
 
@@ -115,8 +123,9 @@ def test_matlab_habits_are_understood(program, data):
     model = _method(program, "transposed", file_format="mat").fit(X, Y)  # l x n, -1/+1
     scores = model.decision_function(Xt)
     assert scores.shape == (10, 4)
-    np.testing.assert_array_equal(model.predict(Xt),
-                                  scores >= np.median(scores, axis=1, keepdims=True))
+    np.testing.assert_array_equal(
+        model.predict(Xt), scores >= np.median(scores, axis=1, keepdims=True)
+    )
 
 
 def test_without_labels_the_threshold_decides(program, data):
@@ -128,19 +137,23 @@ def test_without_labels_the_threshold_decides(program, data):
 def test_params_fill_placeholders(program, data, tmp_path):
     X, Y, Xt, _ = data
     command = f"{{python}} {program} ok {{train}} {{test}} {{out}} --lam={{lam}}"
-    ExternalCommand(command, params={"lam": 3}, workdir=str(tmp_path)).fit(X, Y) \
-        .decision_function(Xt)
+    ExternalCommand(command, params={"lam": 3}, workdir=str(tmp_path)).fit(X, Y).decision_function(
+        Xt
+    )
     assert '"argv": ["--lam=3"]' in (tmp_path / "out.npz.info.json").read_text()
 
 
-@pytest.mark.parametrize(("mode", "kwargs", "message"), [
-    ("crash", {}, "failed with exit status 3; stderr: error: Undefined function 'pinv2'"),
-    ("silent", {}, "exited normally but wrote no out.npz"),
-    ("badShape", {}, "wrote 'scores' of shape (10, 3); expected (10, 4)"),
-    ("noScores", {}, "without 'scores'"),
-    ("nan", {}, "NaN or infinite scores"),
-    ("sleep", {"timeout": 0.5}, "did not finish within 0.5 s"),
-])
+@pytest.mark.parametrize(
+    ("mode", "kwargs", "message"),
+    [
+        ("crash", {}, "failed with exit status 3; stderr: error: Undefined function 'pinv2'"),
+        ("silent", {}, "exited normally but wrote no out.npz"),
+        ("badShape", {}, "wrote 'scores' of shape (10, 3); expected (10, 4)"),
+        ("noScores", {}, "without 'scores'"),
+        ("nan", {}, "NaN or infinite scores"),
+        ("sleep", {"timeout": 0.5}, "did not finish within 0.5 s"),
+    ],
+)
 def test_each_failure_is_one_clear_line(program, data, mode, kwargs, message):
     X, Y, Xt, _ = data
     model = _method(program, mode, **kwargs).fit(X, Y)
@@ -161,8 +174,7 @@ def test_command_problems_are_reported_before_any_work(data):
     with pytest.raises(PmlbenchError, match="file_format"):
         ExternalCommand("prog {train}", file_format="csv").fit(X, Y)
     with pytest.raises(PluginError, match="'no-such-program-xyz' not found"):
-        ExternalCommand("no-such-program-xyz {train} {test} {out}").fit(X, Y) \
-            .decision_function(X)
+        ExternalCommand("no-such-program-xyz {train} {test} {out}").fit(X, Y).decision_function(X)
 
 
 def test_command_tokens_keep_paths_with_spaces():
@@ -183,7 +195,8 @@ def test_unreadable_output_is_a_clear_error(tmp_path):
 def test_an_octave_program_joins_through_mat_files(data, tmp_path):
     X, Y, Xt, _ = data
     script = tmp_path / "centroid.m"
-    script.write_text(textwrap.dedent("""\
+    script.write_text(
+        textwrap.dedent("""\
         args = argv();
         tr = load(args{1}); te = load(args{2});
         X = full(tr.X); Y = double(tr.Y); Xt = full(te.X);
@@ -193,9 +206,9 @@ def test_an_octave_program_joins_through_mat_files(data, tmp_path):
           scores(:, j) = -sum((Xt - C(j, :)) .^ 2, 2);
         end
         save('-v7', args{3}, 'scores');
-        """))
+        """)
+    )
     command = f"octave-cli --no-gui --norc --quiet {script} {{train}} {{test}} {{out}}"
     model = ExternalCommand(command, file_format="mat").fit(X, Y)
-    np.testing.assert_allclose(model.decision_function(Xt), _centroid_scores(X, Y, Xt),
-                               rtol=1e-10)
+    np.testing.assert_allclose(model.decision_function(Xt), _centroid_scores(X, Y, Xt), rtol=1e-10)
     assert scipy.io  # the .mat exchange needs nothing beyond scipy

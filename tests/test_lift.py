@@ -26,10 +26,21 @@ def blobs(rng, n=120, d=6):
     return X, Y
 
 
-@pytest.mark.parametrize("n_pos, n_neg, ratio, expected", [
-    (10, 90, 0.1, 1), (25, 75, 0.1, 3), (3, 97, 0.1, 1), (1, 99, 0.1, 1), (0, 100, 0.1, 0),
-    (100, 0, 0.1, 0), (50, 50, 0.1, 5), (11, 89, 0.1, 2), (90, 10, 0.2, 2), (7, 93, 0.5, 4),
-])
+@pytest.mark.parametrize(
+    "n_pos, n_neg, ratio, expected",
+    [
+        (10, 90, 0.1, 1),
+        (25, 75, 0.1, 3),
+        (3, 97, 0.1, 1),
+        (1, 99, 0.1, 1),
+        (0, 100, 0.1, 0),
+        (100, 0, 0.1, 0),
+        (50, 50, 0.1, 5),
+        (11, 89, 0.1, 2),
+        (90, 10, 0.2, 2),
+        (7, 93, 0.5, 4),
+    ],
+)
 def test_cluster_count_follows_ratio_rule(n_pos, n_neg, ratio, expected):
     assert cluster_count(n_pos, n_neg, ratio) == expected
 

@@ -15,7 +15,7 @@ from tests.reference import matlab_ranking_metrics
 
 def test_spec_example_degenerate_rows():
     Y = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 0], [1, 1, 1]])
-    S = np.array([[.2, .5, .1], [.9, .8, .1], [.3, .2, .1], [.5, .4, .3]])
+    S = np.array([[0.2, 0.5, 0.1], [0.9, 0.8, 0.1], [0.3, 0.2, 0.1], [0.5, 0.4, 0.3]])
     assert m.ranking_loss(Y, None, S) == pytest.approx(0.5)
     assert m.ranking_loss(Y, None, S, convention="sklearn") == pytest.approx(0.25)
     assert m.average_precision(Y, None, S) == pytest.approx(0.5)
@@ -68,7 +68,8 @@ def test_conventions_coincide_without_ties_or_degenerate_rows(rng):
         assert metric(Y, None, S) == pytest.approx(metric(Y, None, S, convention="sklearn"))
     assert m.ranking_loss(Y, None, S) == pytest.approx(skm.label_ranking_loss(Y, S))
     assert m.average_precision(Y, None, S) == pytest.approx(
-        skm.label_ranking_average_precision_score(Y, S))
+        skm.label_ranking_average_precision_score(Y, S)
+    )
     assert m.coverage(Y, None, S) == pytest.approx(skm.coverage_error(Y, S) - 1)
 
 
@@ -79,11 +80,13 @@ def test_bipartition_metrics_equal_sklearn(rng):
     assert m.subset_accuracy(Y, P, None) == pytest.approx(skm.accuracy_score(Y, P))
     assert m.micro_f1(Y, P, None) == pytest.approx(skm.f1_score(Y, P, average="micro"))
     assert m.macro_f1(Y, P, None) == pytest.approx(
-        skm.f1_score(Y, P, average="macro", zero_division=0))
+        skm.f1_score(Y, P, average="macro", zero_division=0)
+    )
     Y[:, 3] = 0
     P[:, 3] = 0
     assert m.macro_f1(Y, P, None, zero_division=1) == pytest.approx(
-        skm.f1_score(Y, P, average="macro", zero_division=1))
+        skm.f1_score(Y, P, average="macro", zero_division=1)
+    )
 
 
 def test_ranking_metric_warns_on_two_valued_scores():

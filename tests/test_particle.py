@@ -8,9 +8,7 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 from sklearn.svm import LinearSVC
 
-from pmlbench.plugins import registry
 from pmlbench.datasets.bundled import genbase
-from pmlbench.numerics.enrichment import particle_normalize, propagate
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
 from pmlbench.methods.particle import ParticleMAP, ParticleVLS
@@ -21,8 +19,10 @@ from pmlbench.methods.particle.credible import (
     propagation_matrix,
     zero_weight_mask,
 )
-from pmlbench.numerics.neighbors import kneighbors
 from pmlbench.noise.uniform import uniform_noise
+from pmlbench.numerics.enrichment import particle_normalize, propagate
+from pmlbench.numerics.neighbors import kneighbors
+from pmlbench.plugins import registry
 
 
 def synthetic(rng, n=60, d=8, q=5, n_test=20):
@@ -84,8 +84,9 @@ def test_propagation_converges_on_genbase():
     assert np.allclose(sums[sums > 0], 1.0)  # D^-1 W: row-stochastic (or zero) rows
     # the returned iterate is (numerically) a fixed point of one more PARTICLE step
     Sf = S.astype(float)
-    F, steps = propagate(H, Sf, 0.95, particle_normalize, max_iter=1000, tol=1e-5,
-                         stop_norm="spectral")
+    F, steps = propagate(
+        H, Sf, 0.95, particle_normalize, max_iter=1000, tol=1e-5, stop_norm="spectral"
+    )
     assert steps == info["n_iter"]
     step = particle_normalize(0.95 * (H @ F) + 0.05 * Sf, Sf)
     assert np.linalg.norm(step - F, 2) < 1e-5
@@ -200,7 +201,9 @@ def test_map_equals_mlknn_when_every_candidate_is_credible(rng):
     est = ParticleMAP(threshold=0.0).fit(X, S)
     assert np.array_equal(est.credible_labels_, S)
     reference = MLkNN().fit(X, S)
-    np.testing.assert_array_equal(est.decision_function(X_test), reference.decision_function(X_test))
+    np.testing.assert_array_equal(
+        est.decision_function(X_test), reference.decision_function(X_test)
+    )
     np.testing.assert_array_equal(est.predict(X_test), reference.predict(X_test))
 
 
@@ -208,7 +211,9 @@ def test_map_learns_from_credible_labels_only(rng):
     X, S, X_test, _ = synthetic(rng)
     est = ParticleMAP().fit(X, S)
     reference = MLkNN().fit(X, est.credible_labels_)
-    np.testing.assert_array_equal(est.decision_function(X_test), reference.decision_function(X_test))
+    np.testing.assert_array_equal(
+        est.decision_function(X_test), reference.decision_function(X_test)
+    )
 
 
 def test_plugins_and_bad_options(rng):

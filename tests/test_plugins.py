@@ -15,11 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pmlbench.plugins import presets
-
-from pmlbench.plugins import registry
 from pmlbench.cli.main import check_group_choices, yaml_presets
 from pmlbench.errors import PluginError
+from pmlbench.plugins import presets, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_TESTS = ROOT / "plugins" / "pmlbench-example" / "tests" / "test_example_plugin.py"
@@ -33,16 +31,29 @@ def _plugin_test_module():
 
 
 # Re-export the distribution's tests (and its autouse fixture) for collection in this module.
-globals().update({k: v for k, v in vars(_plugin_test_module()).items()
-                  if k.startswith("test_") or k == "_one_blas_thread"})
+globals().update(
+    {
+        k: v
+        for k, v in vars(_plugin_test_module()).items()
+        if k.startswith("test_") or k == "_one_blas_thread"
+    }
+)
 
-EXAMPLE = {"method": ["cwbr", "ext_ridge"], "dataset": ["example_synth"],
-           "noise": ["cooccurrence"], "metric": ["macro_auc"]}
+EXAMPLE = {
+    "method": ["cwbr", "ext_ridge"],
+    "dataset": ["example_synth"],
+    "noise": ["cooccurrence"],
+    "metric": ["macro_auc"],
+}
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1"}
+    return {
+        **os.environ,
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
 
 
 def test_example_plugins_come_from_their_own_distribution():
@@ -78,8 +89,10 @@ def test_preset_searchpath_is_merged_with_the_users():
 
 
 def test_a_broken_preset_entry_point_names_its_distribution(monkeypatch, tmp_path):
-    bad = [EntryPoint("bad", "no_such_package_xyz.conf", presets.GROUP),
-           EntryPoint("attr", "pmlbench_example.conf:thing", presets.GROUP)]
+    bad = [
+        EntryPoint("bad", "no_such_package_xyz.conf", presets.GROUP),
+        EntryPoint("attr", "pmlbench_example.conf:thing", presets.GROUP),
+    ]
     monkeypatch.setattr(presets, "entry_points", lambda group: bad[:1])
     with pytest.raises(PluginError, match="no_such_package_xyz.conf.*cannot be imported"):
         presets.plugin_presets(["method"])
@@ -91,14 +104,25 @@ def test_a_broken_preset_entry_point_names_its_distribution(monkeypatch, tmp_pat
 def _run(args: list[str], out: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pmlbench", *args, "quiet=true", f"hydra.run.dir={out}"],
-        capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=300,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+        timeout=300,
     )
 
 
 def test_cli_runs_the_example_method_dataset_and_noise(tmp_path):
-    done = _run(["method=cwbr", "dataset=example_synth", "noise=cooccurrence",
-                 "protocol.n_splits=2", "metrics=[average_precision,macro_auc,hamming_loss]"],
-                tmp_path)
+    done = _run(
+        [
+            "method=cwbr",
+            "dataset=example_synth",
+            "noise=cooccurrence",
+            "protocol.n_splits=2",
+            "metrics=[average_precision,macro_auc,hamming_loss]",
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     records = pd.read_csv(tmp_path / "results.csv")
     assert len(records) == 2 * 3
@@ -111,9 +135,17 @@ def test_cli_runs_the_example_method_dataset_and_noise(tmp_path):
 
 
 def test_cli_runs_presets_shipped_by_the_plugin(tmp_path):
-    done = _run(["method=cwbr_cooc", "noise=cooccurrence_heavy", "dataset=example_synth_large",
-                 "dataset.n_instances=120", "protocol.n_splits=1", "metrics=[macro_auc]"],
-                tmp_path)
+    done = _run(
+        [
+            "method=cwbr_cooc",
+            "noise=cooccurrence_heavy",
+            "dataset=example_synth_large",
+            "dataset.n_instances=120",
+            "protocol.n_splits=1",
+            "metrics=[macro_auc]",
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     row = pd.read_csv(tmp_path / "results.csv").iloc[0]
     assert row["method"] == "cwbr" and row["param_alpha"] == 0.8 and row["param_k"] == 15

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from pmlbench.plugins.config_nodes import method_node
 from pmlbench.errors import PmlbenchError
-from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
 from pmlbench.methods import pml3er as pml3er_module
 from pmlbench.methods.pml3er import PML3ER, b_step, c_step, objective, svt
 from pmlbench.methods.ridge import Ridge, RidgeSystem
+from pmlbench.plugins.config_nodes import method_node
+from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
 
 
 def synthetic(n=80, d=12, n_labels=6, seed=0):
@@ -24,7 +24,9 @@ def synthetic(n=80, d=12, n_labels=6, seed=0):
 def test_c_step_stays_inside_the_candidate_box():
     rng = np.random.default_rng(0)
     Y = (rng.random((40, 5)) < 0.5).astype(float)
-    C = c_step(3 * rng.normal(size=(40, 5)), rng.normal(size=(5, 5)), 3 * rng.normal(size=(40, 5)), Y)
+    C = c_step(
+        3 * rng.normal(size=(40, 5)), rng.normal(size=(5, 5)), 3 * rng.normal(size=(40, 5)), Y
+    )
     assert C.min() >= 0 and np.all(C <= Y)
     assert np.all(C[Y == 0] == 0)
     assert 0 < C.max() <= 1
@@ -94,8 +96,11 @@ def test_w_step_equals_augmented_least_squares(n, d, sparse, solver):
 def test_ridge_is_the_w_step_on_the_candidates():
     X, _, Y = synthetic(seed=4)
     lam = 7.0
-    expected = np.linalg.lstsq(np.vstack([X, np.sqrt(lam) * np.eye(X.shape[1])]),
-                               np.vstack([Y, np.zeros((X.shape[1], Y.shape[1]))]), rcond=None)[0]
+    expected = np.linalg.lstsq(
+        np.vstack([X, np.sqrt(lam) * np.eye(X.shape[1])]),
+        np.vstack([Y, np.zeros((X.shape[1], Y.shape[1]))]),
+        rcond=None,
+    )[0]
     model = Ridge(lambda2=lam).fit(X, Y)
     np.testing.assert_allclose(model.W_, expected, atol=1e-10)
     np.testing.assert_allclose(model.decision_function(X), X @ expected, atol=1e-10)
@@ -218,9 +223,13 @@ def test_edge_cases_zero_rows_duplicates_single_labels(n, d):
 
 def test_bad_parameters_are_one_line_errors():
     X, _, Y = synthetic()
-    for params, message in [({"lambda2": 0}, "lambda2"), ({"alpha": 1.0}, "alpha"),
-                            ({"init": "random"}, "init"), ({"w_solver": "qr"}, "w_solver"),
-                            ({"k": 500}, "k = 500")]:
+    for params, message in [
+        ({"lambda2": 0}, "lambda2"),
+        ({"alpha": 1.0}, "alpha"),
+        ({"init": "random"}, "init"),
+        ({"w_solver": "qr"}, "w_solver"),
+        ({"k": 500}, "k = 500"),
+    ]:
         with pytest.raises(PmlbenchError, match=message):
             PML3ER(**params).fit(X, Y)
     model = PML3ER(k=5).fit(X, Y)
@@ -234,18 +243,34 @@ def test_config_node_has_the_paper_grid_and_threshold():
         assert node["tune"]["grid"]["lambda2"] == [10, 100]
         bipartition = node["bipartition"]
         assert (bipartition["rule"], bipartition["threshold"], bipartition["allow_empty"]) == (
-            "threshold", 0.5, False)
+            "threshold",
+            0.5,
+            False,
+        )
     node = method_node("pml3er", PML3ER)
-    assert {"k", "alpha", "lambda1", "lambda2", "tau", "max_iter", "admm_iter", "tol",
-            "init"} <= set(node["method"])
+    assert {
+        "k",
+        "alpha",
+        "lambda1",
+        "lambda2",
+        "tau",
+        "max_iter",
+        "admm_iter",
+        "tol",
+        "init",
+    } <= set(node["method"])
 
 
 def test_pml3er_beats_mlknn_average_precision_on_genbase():
     def mean_ap(method):
         spec = ExperimentSpec(
-            dataset={"name": "genbase"}, noise={"name": "uniform", "rate": 1.0}, method=method,
+            dataset={"name": "genbase"},
+            noise={"name": "uniform", "rate": 1.0},
+            method=method,
             bipartition={"rule": "threshold", "threshold": 0.5, "allow_empty": False},
-            metrics=["average_precision"], n_splits=2)
+            metrics=["average_precision"],
+            n_splits=2,
+        )
         result = run_experiment(spec)
         return np.mean([s.values["average_precision"] for s in result.splits])
 

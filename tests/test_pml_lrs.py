@@ -10,8 +10,8 @@ import scipy.optimize
 import scipy.sparse as sp
 
 from pmlbench.errors import PmlbenchError
-from pmlbench.numerics.linalg import with_bias
 from pmlbench.methods.pml_lrs import PMLLRS, pml_lrs_alm, pml_lrs_objective
+from pmlbench.numerics.linalg import with_bias
 
 
 def low_rank_problem(seed: int = 0, n: int = 150, d: int = 15, q: int = 8):
@@ -36,9 +36,13 @@ def huber_optimum(X: np.ndarray, S: np.ndarray, delta: float) -> float:
         gradient = -(X.T @ np.where(small, R, delta * np.sign(R)))
         return value, gradient.ravel()
 
-    result = scipy.optimize.minimize(value_and_gradient, np.zeros(X.shape[1] * q), jac=True,
-                                     method="L-BFGS-B",
-                                     options={"maxiter": 5000, "gtol": 1e-10, "ftol": 1e-15})
+    result = scipy.optimize.minimize(
+        value_and_gradient,
+        np.zeros(X.shape[1] * q),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 5000, "gtol": 1e-10, "ftol": 1e-15},
+    )
     return float(result.fun)
 
 
@@ -92,14 +96,15 @@ def test_estimator_dense_and_sparse_agree():
     X = np.abs(X) * (X > 0.5)
     dense = PMLLRS(max_iter=60).fit(X, S.astype(np.uint8))
     sparse = PMLLRS(max_iter=60).fit(sp.csr_matrix(X), S.astype(np.uint8))
-    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X[:20])),
-                               dense.decision_function(X[:20]), atol=1e-8)
-    np.testing.assert_array_equal(dense.predict(X[:20]),
-                                  (dense.decision_function(X[:20]) >= 0.5).astype(np.uint8))
+    np.testing.assert_allclose(
+        sparse.decision_function(sp.csr_matrix(X[:20])), dense.decision_function(X[:20]), atol=1e-8
+    )
+    np.testing.assert_array_equal(
+        dense.predict(X[:20]), (dense.decision_function(X[:20]) >= 0.5).astype(np.uint8)
+    )
 
 
-@pytest.mark.parametrize("params", [{"lambda_w": -1}, {"lambda_e": float("inf")},
-                                    {"max_iter": 0}])
+@pytest.mark.parametrize("params", [{"lambda_w": -1}, {"lambda_e": float("inf")}, {"max_iter": 0}])
 def test_bad_parameters_are_reported(params):
     X, _, S, _ = low_rank_problem(n=20)
     with pytest.raises(PmlbenchError):

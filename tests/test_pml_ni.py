@@ -65,8 +65,9 @@ def test_minmax_scaling_uses_the_training_range():
     scaled = minmax_apply(X, low, span)
     np.testing.assert_allclose(scaled[:, 0], [-1, 0, 1])
     np.testing.assert_allclose(scaled[:, 1], 0)  # constant feature
-    np.testing.assert_allclose(minmax_apply(np.array([[8.0, 7.0, 0.0]]), low, span),
-                               [[3.0, 0.0, -2.0]])  # test values are not clipped
+    np.testing.assert_allclose(
+        minmax_apply(np.array([[8.0, 7.0, 0.0]]), low, span), [[3.0, 0.0, -2.0]]
+    )  # test values are not clipped
 
 
 def test_without_trace_and_l1_penalties_w_is_the_ridge_solution(rng):
@@ -112,23 +113,29 @@ def test_predictions_use_bias_consistently(rng):
     residual = model.threshold(X) - cuts
     design_cut = np.hstack([scores, np.ones((len(X), 1))])
     np.testing.assert_allclose(design_cut.T @ residual, 0, atol=1e-6)
-    np.testing.assert_array_equal(model.predict(X),
-                                  (scores >= model.threshold(X)[:, None]).astype(np.uint8))
+    np.testing.assert_array_equal(
+        model.predict(X), (scores >= model.threshold(X)[:, None]).astype(np.uint8)
+    )
 
 
 def test_dense_and_sparse_inputs_agree():
     X, S, _ = planted_noise_problem()
     dense = PMLNI(max_iter=100).fit(X, S)
     sparse = PMLNI(max_iter=100).fit(sp.csr_matrix(X), S)
-    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X[:30])),
-                               dense.decision_function(X[:30]), atol=1e-8)
+    np.testing.assert_allclose(
+        sparse.decision_function(sp.csr_matrix(X[:30])), dense.decision_function(X[:30]), atol=1e-8
+    )
     np.testing.assert_array_equal(sparse.predict(X[:30]), dense.predict(X[:30]))
 
 
 def test_defaults_follow_the_demo():
     params = PMLNI().get_params()
-    assert (params["lam"], params["beta"], params["gamma"], params["max_iter"]) == (10, 0.5, 0.5,
-                                                                                    500)
+    assert (params["lam"], params["beta"], params["gamma"], params["max_iter"]) == (
+        10,
+        0.5,
+        0.5,
+        500,
+    )
 
 
 @pytest.mark.parametrize("params", [{"lam": -1}, {"beta": float("nan")}, {"max_iter": 0}])

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from pmlbench.errors import PluginError
 from pmlbench.plugins import registry
 from pmlbench.plugins.config_nodes import method_node, plugin_parameters
-from pmlbench.errors import PluginError
 
 
 @dataclass
@@ -74,8 +74,12 @@ class Toy:
 
 
 def test_parameters_become_a_config_node():
-    assert plugin_parameters("method", Toy) == {"alpha": 0.5, "depth": 3, "mode": "x",
-                                                "extra": [1, 2]}
+    assert plugin_parameters("method", Toy) == {
+        "alpha": 0.5,
+        "depth": 3,
+        "mode": "x",
+        "extra": [1, 2],
+    }
     node = method_node("toy", Toy)
     assert node["method"] == {"name": "toy", "alpha": 0.5, "depth": 3, "mode": "x", "extra": [1, 2]}
     assert node["tune"]["grid"] == {"alpha": [0.1, 1.0], "depth": None, "mode": None, "extra": None}

@@ -24,12 +24,29 @@ def _run_rows(dataset, rate, method, values, params=None, splits=None):
     rows = []
     for split, metric_values in zip(splits or range(len(values)), values, strict=True):
         for (metric, higher), value in zip(METRICS.items(), metric_values, strict=True):
-            rows.append({"dataset": dataset, "noise": "uniform", "noise_rate": rate,
-                         "method": method, **(params or {}), "seed": 0, "split": split,
-                         "metric": metric, "value": value, "higher_is_better": higher,
-                         "convention": "zhang", "bipartition": "method's predict",
-                         "tuned": "", "oracle": False, "n_train": 100, "n_test": 100,
-                         "n_degenerate": 0, "fit_seconds": 0.1, "predict_seconds": 0.01})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "noise": "uniform",
+                    "noise_rate": rate,
+                    "method": method,
+                    **(params or {}),
+                    "seed": 0,
+                    "split": split,
+                    "metric": metric,
+                    "value": value,
+                    "higher_is_better": higher,
+                    "convention": "zhang",
+                    "bipartition": "method's predict",
+                    "tuned": "",
+                    "oracle": False,
+                    "n_train": 100,
+                    "n_test": 100,
+                    "n_degenerate": 0,
+                    "fit_seconds": 0.1,
+                    "predict_seconds": 0.01,
+                }
+            )
     return rows
 
 
@@ -54,8 +71,11 @@ def multirun(tmp_path) -> Path:
             hl = 0.5 - ap / 10
             if method == "near" and dataset == "d2":
                 ap, hl = base + 0.1, 0.5 - (base + 0.1) / 10  # equal to ref's base: ties
-            write_run(root, f"{job}_{method}_{dataset}",
-                      _run_rows(dataset, rate, method, list(zip(ap, hl, strict=True))))
+            write_run(
+                root,
+                f"{job}_{method}_{dataset}",
+                _run_rows(dataset, rate, method, list(zip(ap, hl, strict=True))),
+            )
             job += 1
     return root
 
@@ -92,33 +112,53 @@ def test_report_files_and_independent_wtl(multirun, tmp_path):
     out = tmp_path / "report"
     report = build_report([multirun], ReportOptions(reference="ref", plots=False))
     write_report(report, out)
-    for name in ["table2.md", "table2.tex", "table2.csv", "wtl.md", "wtl.tex", "wtl.csv",
-                 "summary.md", "stats.md", "unmatched.csv", "failures.csv", "ranks.csv"]:
+    for name in [
+        "table2.md",
+        "table2.tex",
+        "table2.csv",
+        "wtl.md",
+        "wtl.tex",
+        "wtl.csv",
+        "summary.md",
+        "stats.md",
+        "unmatched.csv",
+        "failures.csv",
+        "ranks.csv",
+    ]:
         assert (out / name).is_file(), name
     wtl = pd.read_csv(out / "wtl.csv")
     assert list(wtl.columns) == ["baseline", "metric", "win", "tie", "loss"]
     pd.testing.assert_frame_equal(_without_totals(wtl), independent_wtl(multirun, "ref"))
     totals = wtl[wtl["metric"] == "total"].set_index("baseline")
     per_metric = wtl[wtl["metric"] != "total"].groupby("baseline")[["win", "tie", "loss"]].sum()
-    pd.testing.assert_frame_equal(totals[["win", "tie", "loss"]], per_metric,
-                                  check_names=False)
+    pd.testing.assert_frame_equal(totals[["win", "tie", "loss"]], per_metric, check_names=False)
     # 'near' equals 'ref' exactly on d2 (2 noise levels x 2 metrics): ties, not NaN
     near = report.comparisons.comparisons.query("baseline == 'near' and dataset == 'd2'")
     assert (near["outcome"] == "tie").all() and near["pvalue"].notna().all()
     assert pd.read_csv(out / "unmatched.csv").empty
     summary = (out / "summary.md").read_text()
-    assert "ref is significantly better than far on 4 of 4 PML datasets in average precision" \
+    assert (
+        "ref is significantly better than far on 4 of 4 PML datasets in average precision"
         in summary
+    )
 
 
 def test_table2_means_std_and_bold_ties(multirun, tmp_path):
     report = build_report([multirun], ReportOptions(reference="ref", plots=False))
     table = report.table2
     raw = pd.concat([pd.read_csv(p) for p in multirun.rglob("results.csv")])
-    sel = raw[(raw["dataset"] == "d1") & (raw["noise_rate"] == 0.5) & (raw["method"] == "far")
-              & (raw["metric"] == "average_precision")]["value"]
-    row = table[(table["dataset"] == "d1") & (table["level"] == "rate=0.5")
-                & (table["method"] == "far") & (table["metric"] == "average_precision")].iloc[0]
+    sel = raw[
+        (raw["dataset"] == "d1")
+        & (raw["noise_rate"] == 0.5)
+        & (raw["method"] == "far")
+        & (raw["metric"] == "average_precision")
+    ]["value"]
+    row = table[
+        (table["dataset"] == "d1")
+        & (table["level"] == "rate=0.5")
+        & (table["method"] == "far")
+        & (table["metric"] == "average_precision")
+    ].iloc[0]
     assert row["mean"] == pytest.approx(sel.mean())
     assert row["std"] == pytest.approx(np.std(sel, ddof=1))
     # on d2, ref and near have equal means: both bold, in both directions
@@ -145,16 +185,24 @@ def test_unmatched_split_is_reported(multirun, tmp_path):
     frame[frame["split"] != 2].to_csv(run / "results.csv", index=False)
     report = build_report([multirun], ReportOptions(reference="ref", plots=False))
     unmatched = report.comparisons.unmatched
-    assert set(zip(unmatched["baseline"], unmatched["dataset"], unmatched["level"],
-                   unmatched["split"], unmatched["only_in"], strict=True)) == {
-        ("far", "d1", "rate=0.5", 2, "ref")}
+    assert set(
+        zip(
+            unmatched["baseline"],
+            unmatched["dataset"],
+            unmatched["level"],
+            unmatched["split"],
+            unmatched["only_in"],
+            strict=True,
+        )
+    ) == {("far", "d1", "rate=0.5", 2, "ref")}
     assert any("1 splits only in ref" in w for w in report.warnings)
     out = tmp_path / "r"
     write_report(report, out)
     assert len(pd.read_csv(out / "unmatched.csv")) == 2  # two metrics
     assert "only in ref" in (out / "summary.md").read_text()
-    pd.testing.assert_frame_equal(_without_totals(pd.read_csv(out / "wtl.csv")),
-                                  independent_wtl(multirun, "ref"))
+    pd.testing.assert_frame_equal(
+        _without_totals(pd.read_csv(out / "wtl.csv")), independent_wtl(multirun, "ref")
+    )
 
 
 def test_failures_and_incomplete_runs_are_listed(multirun, tmp_path):
@@ -163,9 +211,21 @@ def test_failures_and_incomplete_runs_are_listed(multirun, tmp_path):
     (failed / "failed.json").write_text(json.dumps({"error": "Traceback...\nValueError: boom"}))
     logged = multirun / "98_ref_d3"
     logged.mkdir()
-    (logged / "units.json").write_text(json.dumps({"units": [
-        {"key": "k", "split": 1, "status": "failed", "error": "RuntimeError: no convergence"},
-        {"key": "k2", "split": 0, "status": "computed"}]}))
+    (logged / "units.json").write_text(
+        json.dumps(
+            {
+                "units": [
+                    {
+                        "key": "k",
+                        "split": 1,
+                        "status": "failed",
+                        "error": "RuntimeError: no convergence",
+                    },
+                    {"key": "k2", "split": 0, "status": "computed"},
+                ]
+            }
+        )
+    )
     (multirun / "97_near_d3" / ".hydra").mkdir(parents=True)
     loaded = load_results([multirun])
     assert list(loaded.failures["error"]) == ["ValueError: boom", "RuntimeError: no convergence"]
@@ -181,8 +241,13 @@ def test_failures_and_incomplete_runs_are_listed(multirun, tmp_path):
 def test_method_configurations_get_distinct_labels(tmp_path):
     rows = []
     for k, shift in [(5, 0.0), (10, 0.05)]:
-        rows += _run_rows("d1", 1.0, "mlknn", [(0.6 + shift + i / 100, 0.1) for i in range(3)],
-                          params={"param_k": k})
+        rows += _run_rows(
+            "d1",
+            1.0,
+            "mlknn",
+            [(0.6 + shift + i / 100, 0.1) for i in range(3)],
+            params={"param_k": k},
+        )
     write_run(tmp_path, "run", rows)
     prepared = prepare(load_results([tmp_path]).records)
     assert prepared.methods == ["mlknn[k=10]", "mlknn[k=5]"]
@@ -218,16 +283,34 @@ def test_bad_inputs_are_one_line_errors(multirun, tmp_path):
 
 def test_cli(multirun, tmp_path, capsys):
     out = tmp_path / "cli"
-    code = cli_main(["report", str(multirun), "--out", str(out), "--reference", "ref",
-                     "--correction", "holm", "--test", "corrected", "--no-plots",
-                     "--metrics", "average_precision"])
+    code = cli_main(
+        [
+            "report",
+            str(multirun),
+            "--out",
+            str(out),
+            "--reference",
+            "ref",
+            "--correction",
+            "holm",
+            "--test",
+            "corrected",
+            "--no-plots",
+            "--metrics",
+            "average_precision",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "average precision" in printed and "win/tie/loss of ref" in printed
     wtl = pd.read_csv(out / "wtl.csv")
     assert set(wtl["metric"]) == {"average_precision", "total"}
-    assert cli_main(["report", str(multirun), "--out", str(out), "--reference", "nobody",
-                     "--no-plots"]) == 2
+    assert (
+        cli_main(
+            ["report", str(multirun), "--out", str(out), "--reference", "nobody", "--no-plots"]
+        )
+        == 2
+    )
     assert "reference method 'nobody'" in capsys.readouterr().err
 
 
@@ -237,17 +320,31 @@ def test_plots_cd_noise_and_sensitivity(multirun, tmp_path):
     for dataset in ["d1", "d2"]:
         rows = []
         for lam in [0.001, 0.1, 10.0]:
-            rows += _run_rows(dataset, 1.0, "pml3er", [(0.5 + np.log10(lam) / 100, 0.1)] * 2,
-                              params={"param_lambda1": lam, "param_lambda2": 1.0})
-        rows += _run_rows(dataset, 1.0, "pml3er", [(0.55, 0.1)] * 2,
-                          params={"param_lambda1": 1.0, "param_lambda2": 100.0})
+            rows += _run_rows(
+                dataset,
+                1.0,
+                "pml3er",
+                [(0.5 + np.log10(lam) / 100, 0.1)] * 2,
+                params={"param_lambda1": lam, "param_lambda2": 1.0},
+            )
+        rows += _run_rows(
+            dataset,
+            1.0,
+            "pml3er",
+            [(0.55, 0.1)] * 2,
+            params={"param_lambda1": 1.0, "param_lambda2": 100.0},
+        )
         write_run(multirun, f"sens_{dataset}", rows)
     report = build_report([multirun], ReportOptions(metrics=["average_precision"]))
     written = write_report(report, tmp_path / "r")
     names = {p.name for p in written}
-    assert {"cd_average_precision.svg", "cd_average_precision.png",
-            "noise_average_precision.svg", "noise_average_precision.png",
-            "sensitivity_pml3er_lambda1_average_precision.svg"} <= names
+    assert {
+        "cd_average_precision.svg",
+        "cd_average_precision.png",
+        "noise_average_precision.svg",
+        "noise_average_precision.png",
+        "sensitivity_pml3er_lambda1_average_precision.svg",
+    } <= names
     assert not any("lambda2" in n for n in names)  # two values only: not a sweep
     svg = (tmp_path / "r" / "plots" / "cd_average_precision.svg").read_text()
     assert "CD = " in svg and "ref" in svg
@@ -260,14 +357,33 @@ def test_end_to_end_real_runs(tmp_path):
 
     root = tmp_path / "multirun"
     for job, (method, rate) in enumerate(product(["pml3er", "mlknn"], [0.5, 1.0])):
-        config = {"dataset": {"name": "genbase"}, "noise": {"name": "uniform", "rate": rate},
-                  "method": {"name": method}, "tune": {"grid": {}},
-                  "metrics": ["average_precision", "hamming_loss", "ranking_loss"],
-                  "metric_convention": "zhang", "seed": 0, "protocol": {"n_splits": 3}}
+        config = {
+            "dataset": {"name": "genbase"},
+            "noise": {"name": "uniform", "rate": rate},
+            "method": {"name": method},
+            "tune": {"grid": {}},
+            "metrics": ["average_precision", "hamming_loss", "ranking_loss"],
+            "metric_convention": "zhang",
+            "seed": 0,
+            "protocol": {"n_splits": 3},
+        }
         run_config(config, root / f"{job}_{method}_genbase", quiet=True)
     out = tmp_path / "report"
-    assert cli_main(["report", str(root), "--out", str(out), "--reference", "pml3er",
-                     "--no-plots", "--quiet"]) == 0
+    assert (
+        cli_main(
+            [
+                "report",
+                str(root),
+                "--out",
+                str(out),
+                "--reference",
+                "pml3er",
+                "--no-plots",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     wtl = pd.read_csv(out / "wtl.csv")
     pd.testing.assert_frame_equal(_without_totals(wtl), independent_wtl(root, "pml3er"))
     assert int(wtl[wtl["metric"] == "total"][["win", "tie", "loss"]].sum(axis=1).iloc[0]) == 6

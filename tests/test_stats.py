@@ -29,26 +29,29 @@ from pmlbench.stats import (
 
 # Demšar (2006), Table 6: AUC of C4.5 with default settings, tuned m, tuned cf, both tuned
 DEMSAR_METHODS = ["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"]
-DEMSAR_AUC = np.array([
-    [0.763, 0.768, 0.771, 0.798],  # adult
-    [0.599, 0.591, 0.590, 0.569],  # breast cancer
-    [0.954, 0.971, 0.968, 0.967],  # breast cancer wisconsin
-    [0.628, 0.661, 0.654, 0.657],  # cmc
-    [0.882, 0.888, 0.886, 0.898],  # ionosphere
-    [0.936, 0.931, 0.916, 0.931],  # iris
-    [0.661, 0.668, 0.609, 0.685],  # liver disorders
-    [0.583, 0.583, 0.563, 0.625],  # lung cancer
-    [0.775, 0.838, 0.866, 0.875],  # lymphography
-    [1.000, 1.000, 1.000, 1.000],  # mushroom
-    [0.940, 0.962, 0.965, 0.962],  # primary tumor
-    [0.619, 0.666, 0.614, 0.669],  # rheum
-    [0.972, 0.981, 0.975, 0.975],  # voting
-    [0.957, 0.978, 0.946, 0.970],  # wine
-])
+DEMSAR_AUC = np.array(
+    [
+        [0.763, 0.768, 0.771, 0.798],  # adult
+        [0.599, 0.591, 0.590, 0.569],  # breast cancer
+        [0.954, 0.971, 0.968, 0.967],  # breast cancer wisconsin
+        [0.628, 0.661, 0.654, 0.657],  # cmc
+        [0.882, 0.888, 0.886, 0.898],  # ionosphere
+        [0.936, 0.931, 0.916, 0.931],  # iris
+        [0.661, 0.668, 0.609, 0.685],  # liver disorders
+        [0.583, 0.583, 0.563, 0.625],  # lung cancer
+        [0.775, 0.838, 0.866, 0.875],  # lymphography
+        [1.000, 1.000, 1.000, 1.000],  # mushroom
+        [0.940, 0.962, 0.965, 0.962],  # primary tumor
+        [0.619, 0.666, 0.614, 0.669],  # rheum
+        [0.972, 0.981, 0.975, 0.975],  # voting
+        [0.957, 0.978, 0.946, 0.970],  # wine
+    ]
+)
 DEMSAR_RANKS = [3.143, 2.000, 2.893, 1.964]  # as published
 
 
 # ---------------------------------------------------------------- paired tests
+
 
 def test_paired_ttest_is_scipys_ttest_rel(rng):
     a, b = rng.normal(size=7), rng.normal(size=7)
@@ -109,17 +112,19 @@ def test_corrected_test_rejects_bad_sizes():
 
 # ---------------------------------------------------------------- Holm
 
+
 def test_holm_adjustment_by_hand_and_not_holm_sidak():
     adjusted = adjust_pvalues([0.01, 0.04, 0.03], "holm")
     # sorted 0.01, 0.03, 0.04 -> 3*0.01, max(0.03, 2*0.03), max(0.06, 1*0.04)
     np.testing.assert_allclose(adjusted, [0.03, 0.06, 0.06])
-    assert adjusted[0] != pytest.approx(1 - 0.99 ** 3)  # Holm-Sidak would give 0.029701
+    assert adjusted[0] != pytest.approx(1 - 0.99**3)  # Holm-Sidak would give 0.029701
     np.testing.assert_allclose(adjust_pvalues([0.01, 0.5], "none"), [0.01, 0.5])
     with pytest.raises(PmlbenchError, match="correction"):
         adjust_pvalues([0.1], "bonferroni")
 
 
 # ---------------------------------------------------------------- ranks
+
 
 def test_ranks_follow_direction_and_average_ties():
     values = [[0.9, 0.8, 0.8], [0.1, 0.2, 0.3]]
@@ -128,6 +133,7 @@ def test_ranks_follow_direction_and_average_ties():
 
 
 # ---------------------------------------------------------------- Friedman, Demšar (2006)
+
 
 def test_demsar_ranks_of_the_printed_table():
     # Row ranks by hand (1 = highest AUC, ties averaged), summed over the 14 rows:
@@ -150,14 +156,16 @@ def test_demsar_friedman_statistics_from_published_ranks():
 
 def test_demsar_nemenyi_critical_difference():
     # q_0.05 = 2.569 for k = 4: CD = 2.569 * sqrt(4 * 5 / (6 * 14)) = 1.25
-    assert nemenyi_critical_difference(4, 14, 0.05) == pytest.approx(2.569 * math.sqrt(20 / 84),
-                                                                      abs=1e-3)
+    assert nemenyi_critical_difference(4, 14, 0.05) == pytest.approx(
+        2.569 * math.sqrt(20 / 84), abs=1e-3
+    )
     assert nemenyi_critical_difference(4, 14, 0.05) == pytest.approx(1.25, abs=0.005)
     # q_0.10 = 2.291: CD = 1.12
     assert nemenyi_critical_difference(4, 14, 0.10) == pytest.approx(1.12, abs=0.005)
     for k, q in [(2, 1.960), (3, 2.343), (10, 3.164)]:
-        assert nemenyi_critical_difference(k, 6, 0.05) / math.sqrt(k * (k + 1) / 36) == \
-            pytest.approx(q, abs=1e-3)
+        assert nemenyi_critical_difference(k, 6, 0.05) / math.sqrt(
+            k * (k + 1) / 36
+        ) == pytest.approx(q, abs=1e-3)
 
 
 def test_demsar_posthoc_tests():
@@ -173,11 +181,17 @@ def test_demsar_posthoc_tests():
     # Nemenyi at 0.10 (CD = 1.12): C4.5 is worse than C4.5+m and C4.5+m+cf; C4.5+cf is
     # in both groups (the paper's Figure 1)
     pairs10 = pairwise_posthoc(result, alpha=0.10)
-    different = {frozenset((a, b)) for a, b, s in pairs10[
-        ["method_a", "method_b", "significant_nemenyi"]].itertuples(index=False) if s}
+    different = {
+        frozenset((a, b))
+        for a, b, s in pairs10[["method_a", "method_b", "significant_nemenyi"]].itertuples(
+            index=False
+        )
+        if s
+    }
     assert different == {frozenset(("C4.5", "C4.5+m")), frozenset(("C4.5", "C4.5+m+cf"))}
-    groups = nonsignificant_groups(DEMSAR_METHODS, DEMSAR_RANKS,
-                                   lambda a, b: frozenset((a, b)) in different)
+    groups = nonsignificant_groups(
+        DEMSAR_METHODS, DEMSAR_RANKS, lambda a, b: frozenset((a, b)) in different
+    )
     assert groups == [("C4.5+m+cf", "C4.5+m", "C4.5+cf"), ("C4.5+cf", "C4.5")]
 
 
@@ -193,6 +207,7 @@ def test_friedman_edge_cases():
 
 
 # ---------------------------------------------------------------- Wilcoxon
+
 
 def test_wilcoxon_by_hand():
     # d = [1, 2, -3, 4, 5]: R+ = 1 + 2 + 4 + 5 = 12, R- = 3; exact two-sided p = 2 * 5/32
@@ -210,14 +225,25 @@ def test_wilcoxon_by_hand():
 
 # ---------------------------------------------------------------- win/tie/loss
 
+
 def _fixture() -> pd.DataFrame:
     rows = []
 
     def add(dataset, metric, method, values, splits=None):
         for split, value in zip(splits or range(len(values)), values, strict=True):
-            rows.append({"dataset": dataset, "level": "rate=1", "method": method, "seed": 0,
-                         "split": split, "metric": metric, "value": value,
-                         "n_train": 50, "n_test": 50})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "level": "rate=1",
+                    "method": method,
+                    "seed": 0,
+                    "split": split,
+                    "metric": metric,
+                    "value": value,
+                    "n_train": 50,
+                    "n_test": 50,
+                }
+            )
 
     # d1/ap: A better on every split (d = .10, .09, .11; t = 17.3, p = 0.0033): win
     add("d1", "ap", "A", [0.90, 0.91, 0.92])
@@ -248,16 +274,23 @@ def test_win_tie_loss_on_hand_made_fixture():
     table = comparisons.comparisons.set_index(["metric", "dataset"])
     assert table.loc[("ap", "d1"), "outcome"] == "win"
     assert table.loc[("ap", "d1"), "pvalue"] == pytest.approx(
-        stats.ttest_rel([0.90, 0.91, 0.92], [0.80, 0.82, 0.81]).pvalue)
+        stats.ttest_rel([0.90, 0.91, 0.92], [0.80, 0.82, 0.81]).pvalue
+    )
     assert table.loc[("ap", "d2"), "outcome"] == "tie"
     assert table.loc[("hl", "d1"), "outcome"] == "win"
     assert table.loc[("hl", "d2"), "outcome"] == "loss"
     assert table.loc[("ap", "d3"), "n"] == 2
     assert table.loc[("hl", "d3"), "outcome"] == "untested"
     unmatched = comparisons.unmatched
-    assert set(zip(unmatched["dataset"], unmatched["metric"], unmatched["split"],
-                   unmatched["only_in"], strict=True)) == {("d3", "ap", 2, "A"),
-                                                            ("d3", "hl", 1, "A")}
+    assert set(
+        zip(
+            unmatched["dataset"],
+            unmatched["metric"],
+            unmatched["split"],
+            unmatched["only_in"],
+            strict=True,
+        )
+    ) == {("d3", "ap", 2, "A"), ("d3", "hl", 1, "A")}
     wtl = win_tie_loss(comparisons.comparisons, ["ap", "hl"])
     assert list(wtl.columns) == ["baseline", "metric", "win", "tie", "loss"]
     assert wtl.to_dict(orient="records") == [
@@ -272,8 +305,9 @@ def test_holm_and_corrected_test_change_decisions_consistently():
     plain = compare_with_reference(records, "A", DIRECTIONS).comparisons
     holm = compare_with_reference(records, "A", DIRECTIONS, correction="holm").comparisons
     tested = plain["pvalue"].notna()
-    np.testing.assert_allclose(holm.loc[tested, "p_adjusted"],
-                               adjust_pvalues(plain.loc[tested, "pvalue"], "holm"))
+    np.testing.assert_allclose(
+        holm.loc[tested, "p_adjusted"], adjust_pvalues(plain.loc[tested, "pvalue"], "holm")
+    )
     assert (holm.loc[tested, "p_adjusted"] >= plain.loc[tested, "pvalue"]).all()
     corrected = compare_with_reference(records, "A", DIRECTIONS, test="corrected").comparisons
     row = corrected[(corrected["metric"] == "ap") & (corrected["dataset"] == "d1")].iloc[0]

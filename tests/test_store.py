@@ -14,23 +14,30 @@ import pytest
 import scipy.sparse as sp
 from threadpoolctl import threadpool_info
 
-from pmlbench.core import workcache as cache
 from pmlbench.api import compose_config
-from pmlbench.runner.run import UnitsFailed, run_config, spec_from_config
+from pmlbench.core import workcache as cache
 from pmlbench.errors import PmlbenchError
-from pmlbench.protocol.experiment import ExperimentSpec
 from pmlbench.methods.mlknn import MLkNN
-from pmlbench.runner.store import ResultStore, iter_failures, iter_records, load_failures, load_records
+from pmlbench.protocol.experiment import ExperimentSpec
+from pmlbench.runner.run import UnitsFailed, run_config, spec_from_config
+from pmlbench.runner.store import (
+    ResultStore,
+    iter_failures,
+    iter_records,
+    load_failures,
+    load_records,
+)
 from pmlbench.runner.threads import limit_threads, threads_for_job
 from pmlbench.runner.units import unit_description, unit_key, unit_keys
 
 BASE = dict(
-    dataset={"name": "genbase"}, noise={"name": "uniform", "rate": 1.0, "rounding": "half_up"},
+    dataset={"name": "genbase"},
+    noise={"name": "uniform", "rate": 1.0, "rounding": "half_up"},
     method={"name": "mlknn", "k": 10, "s": 1.0},
-    tune={"grid": {"k": None, "s": None}, "cv": 5, "scoring": "average_precision",
-          "oracle": False},
+    tune={"grid": {"k": None, "s": None}, "cv": 5, "scoring": "average_precision", "oracle": False},
     bipartition={"rule": "method", "threshold": 0.5, "allow_empty": True},
-    metrics=["hamming_loss", "average_precision"], seed=0,
+    metrics=["hamming_loss", "average_precision"],
+    seed=0,
 )
 
 
@@ -44,30 +51,38 @@ def test_key_ignores_argument_order_and_spelling():
         noise={"rounding": "half_up", "rate": 1, "name": "uniform"},
         tune={"oracle": True, "grid": {"s": None}},  # no grid: the other options do nothing
         metrics=["average_precision", "hamming_loss"],
-        bipartition={"allow_empty": True, "threshold": 0.9, "rule": "method",
-                     "objective": "micro_f1"},  # options the method's own rule does not read
+        bipartition={
+            "allow_empty": True,
+            "threshold": 0.9,
+            "rule": "method",
+            "objective": "micro_f1",
+        },  # options the method's own rule does not read
     )
     assert unit_key(reordered, 3) == unit_key(spec(), 3)
     tuned = {"grid": {"k": [5, 10]}, "cv": 5, "scoring": "average_precision", "oracle": False}
-    assert (unit_key(spec(tune={**tuned, "n_jobs": 2}), 0)
-            == unit_key(spec(tune={**tuned, "n_jobs": None}), 0))
+    assert unit_key(spec(tune={**tuned, "n_jobs": 2}), 0) == unit_key(
+        spec(tune={**tuned, "n_jobs": None}), 0
+    )
     # the number of splits and output options do not change what a split is
     assert unit_key(spec(n_splits=2, save_predictions=True), 1) == unit_key(spec(), 1)
     assert unit_keys(spec(n_splits=3)) == [unit_key(spec(), s) for s in range(3)]
 
 
-@pytest.mark.parametrize("change", [
-    {"noise": {"name": "uniform", "rate": 1.5, "rounding": "half_up"}},
-    {"method": {"name": "mlknn", "k": 11, "s": 1.0}},
-    {"dataset": {"name": "medical"}},
-    {"seed": 1},
-    {"test_size": 0.4},
-    {"metric_convention": "sklearn"},
-    {"metrics": ["hamming_loss"]},
-    {"tune": {"grid": {"k": [5, 10]}, "cv": 5}},
-    {"bipartition": {"rule": "threshold", "threshold": 0.5, "allow_empty": True}},
-    {"bipartition": {"rule": "method", "threshold": 0.5, "allow_empty": False}},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"noise": {"name": "uniform", "rate": 1.5, "rounding": "half_up"}},
+        {"method": {"name": "mlknn", "k": 11, "s": 1.0}},
+        {"dataset": {"name": "medical"}},
+        {"seed": 1},
+        {"test_size": 0.4},
+        {"metric_convention": "sklearn"},
+        {"metrics": ["hamming_loss"]},
+        {"tune": {"grid": {"k": [5, 10]}, "cv": 5}},
+        {"bipartition": {"rule": "threshold", "threshold": 0.5, "allow_empty": True}},
+        {"bipartition": {"rule": "method", "threshold": 0.5, "allow_empty": False}},
+    ],
+)
 def test_key_changes_with_what_the_unit_computes(change):
     assert unit_key(spec(**change), 0) != unit_key(spec(), 0)
     assert unit_key(spec(), 0) != unit_key(spec(), 1)
@@ -75,9 +90,20 @@ def test_key_changes_with_what_the_unit_computes(change):
 
 def test_key_keeps_what_learned_bipartition_rules_read():
     def key(**node):
-        return unit_key(spec(bipartition={"rule": "global", "threshold": 0.5,
-                                          "allow_empty": True, "objective": "micro_f1",
-                                          "training_scores": "cv", "cv": 5, **node}), 0)
+        return unit_key(
+            spec(
+                bipartition={
+                    "rule": "global",
+                    "threshold": 0.5,
+                    "allow_empty": True,
+                    "objective": "micro_f1",
+                    "training_scores": "cv",
+                    "cv": 5,
+                    **node,
+                }
+            ),
+            0,
+        )
 
     assert len({key(), key(objective="hamming_loss"), key(cv=3), key(threshold=0.4)}) == 4
     assert key(training_scores="train", cv=3) == key(training_scores="train", cv=5)
@@ -97,7 +123,7 @@ def test_store_write_is_atomic_and_temp_files_are_ignored(tmp_path):
     code = (
         "import os, sys; from pmlbench.core.atomic import atomic_write\n"
         "def half(p):\n"
-        "    p.write_text('{\"key\": \"k2\", \"status\": \"do')\n"
+        '    p.write_text(\'{"key": "k2", "status": "do\')\n'
         "    os._exit(9)\n"
         f"atomic_write({str(tmp_path / 'k2.json')!r}, half)\n"
     )
@@ -112,13 +138,26 @@ def test_store_write_is_atomic_and_temp_files_are_ignored(tmp_path):
 
 def test_failure_is_listed_until_the_unit_succeeds(tmp_path):
     store = ResultStore(tmp_path)
-    unit = {"dataset": {"name": "genbase"}, "noise": {"name": "uniform", "rate": 1.0},
-            "method": {"name": "mlknn", "k": 3}, "seed": 0, "split": 1}
-    store.save_failure({"key": "k", "status": "failed", "unit": unit, "error": "boom",
-                        "traceback": "Traceback ... boom"})
+    unit = {
+        "dataset": {"name": "genbase"},
+        "noise": {"name": "uniform", "rate": 1.0},
+        "method": {"name": "mlknn", "k": 3},
+        "seed": 0,
+        "split": 1,
+    }
+    store.save_failure(
+        {
+            "key": "k",
+            "status": "failed",
+            "unit": unit,
+            "error": "boom",
+            "traceback": "Traceback ... boom",
+        }
+    )
     failures = load_failures(tmp_path)
-    assert failures.loc[0, ["dataset", "method", "param_k", "noise_rate", "split", "error"]
-                        ].tolist() == ["genbase", "mlknn", 3, 1.0, 1, "boom"]
+    assert failures.loc[
+        0, ["dataset", "method", "param_k", "noise_rate", "split", "error"]
+    ].tolist() == ["genbase", "mlknn", 3, 1.0, 1, "boom"]
     store.save({"key": "k", "status": "done", "records": []})
     assert list(iter_failures(tmp_path)) == [] and not store.failure_path("k").exists()
     with pytest.raises(PmlbenchError, match="does not exist"):
@@ -127,24 +166,27 @@ def test_failure_is_listed_until_the_unit_succeeds(tmp_path):
 
 @pytest.fixture(scope="module")
 def genbase_config():
-    return compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=2",
-                           "quiet=true"])
+    return compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=2", "quiet=true"])
 
 
 def test_rerun_reuses_stored_units_with_identical_results(tmp_path, genbase_config):
     store = ResultStore(tmp_path / "store")
     first = run_config(genbase_config, tmp_path / "a", quiet=True, store=store)
     second = run_config(genbase_config, tmp_path / "b", quiet=True, store=store)
-    statuses = [[u["status"] for u in json.loads((tmp_path / d / "units.json").read_text())
-                 ["units"]] for d in ("a", "b")]
+    statuses = [
+        [u["status"] for u in json.loads((tmp_path / d / "units.json").read_text())["units"]]
+        for d in ("a", "b")
+    ]
     assert statuses == [["computed", "computed"], ["cached", "cached"]]
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / "results.csv"),
-                                  pd.read_csv(tmp_path / "b" / "results.csv"))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "a" / "results.csv"), pd.read_csv(tmp_path / "b" / "results.csv")
+    )
     pd.testing.assert_frame_equal(first.records(), second.records())
     stored = load_records(tmp_path / "store").drop(columns="unit_key")
     pd.testing.assert_frame_equal(
         stored.sort_values(["split", "metric"]).reset_index(drop=True),
-        first.records().sort_values(["split", "metric"]).reset_index(drop=True))
+        first.records().sort_values(["split", "metric"]).reset_index(drop=True),
+    )
     run_config(genbase_config, tmp_path / "c", quiet=True, store=store, recompute=True)
     units = json.loads((tmp_path / "c" / "units.json").read_text())["units"]
     assert [u["status"] for u in units] == ["computed", "computed"]
@@ -181,8 +223,11 @@ def test_failing_split_is_recorded_and_the_others_run(tmp_path, genbase_config, 
 
 def test_without_a_store_errors_propagate(tmp_path, genbase_config):
     with pytest.raises(PmlbenchError, match="neighbours requested"):
-        run_config({**genbase_config, "method": {"name": "mlknn", "k": 10_000, "s": 1.0}},
-                   tmp_path, quiet=True)
+        run_config(
+            {**genbase_config, "method": {"name": "mlknn", "k": 10_000, "s": 1.0}},
+            tmp_path,
+            quiet=True,
+        )
 
 
 def test_cached_array_hits_misses_and_keys(tmp_path):
@@ -191,8 +236,7 @@ def test_cached_array_hits_misses_and_keys(tmp_path):
 
     def compute():
         calls.append(1)
-        return np.argsort(X, axis=1), sp.random(20, 20, density=0.2, format="csr",
-                                                random_state=0)
+        return np.argsort(X, axis=1), sp.random(20, 20, density=0.2, format="csr", random_state=0)
 
     with cache.using_cache_dir(None):
         cache.cached_array("t", {"X": X}, compute)
@@ -221,8 +265,7 @@ def test_cached_array_is_safe_when_writers_race(tmp_path):
         return X * 2
 
     with cache.using_cache_dir(tmp_path), ThreadPoolExecutor(8) as pool:
-        values = list(pool.map(lambda _: cache.cached_array("race", {"X": X}, compute),
-                               range(8)))
+        values = list(pool.map(lambda _: cache.cached_array("race", {"X": X}, compute), range(8)))
         assert all(np.array_equal(v, X * 2) for v in values)
         entries = list((tmp_path / "race").rglob("*.npz"))
         assert len(entries) == 1 and not list((tmp_path / "race").rglob("*.tmp"))
@@ -235,8 +278,7 @@ def test_threads_per_job():
     assert threads_for_job(None, {**joblib, "n_jobs": -1}, cores=8) == 1
     assert threads_for_job(None, {**joblib, "n_jobs": -3}, cores=8) == 1
     assert threads_for_job(None, {**joblib, "n_jobs": 16}, cores=8) == 1
-    assert threads_for_job(None, {"_target_": "x.SlurmLauncher.submitit", "cpus_per_task": 4}
-                           ) == 4
+    assert threads_for_job(None, {"_target_": "x.SlurmLauncher.submitit", "cpus_per_task": 4}) == 4
     assert threads_for_job(None, {"_target_": "hydra._internal.BasicLauncher"}) is None
     assert threads_for_job(3, {**joblib, "n_jobs": 2}) == 3
     for bad in (0, -1, "two", True):
@@ -247,10 +289,10 @@ def test_threads_per_job():
 
 
 def test_methods_share_the_cached_knn_graph(tmp_path):
-    from pmlbench.datasets.bundled import genbase
-    from pmlbench.numerics.enrichment import label_enrichment
-    from pmlbench.methods.particle.credible import Stage1Params, propagation_matrix
     from pmlbench.core.checks import check_features
+    from pmlbench.datasets.bundled import genbase
+    from pmlbench.methods.particle.credible import Stage1Params, propagation_matrix
+    from pmlbench.numerics.enrichment import label_enrichment
 
     data = genbase()
     X, Y = check_features(data.X[:120]), data.Y[:120]
@@ -271,21 +313,31 @@ def test_methods_share_the_cached_knn_graph(tmp_path):
 def test_load_records_keeps_the_newest_record_of_a_unit(tmp_path):
     store = ResultStore(tmp_path)
     unit = {"dataset": {"name": "genbase"}, "split": 0}
-    for key, code, when, value in (("old", "a", 1.0, 0.1), ("new", "b", 2.0, 0.2),
-                                   ("other", "a", 1.0, 0.3)):
+    for key, code, when, value in (
+        ("old", "a", 1.0, 0.1),
+        ("new", "b", 2.0, 0.2),
+        ("other", "a", 1.0, 0.3),
+    ):
         description = {**unit, "code": {"method": code}}
         if key == "other":
             description["split"] = 1
-        store.save({"key": key, "status": "done", "unit": description,
-                    "run": {"unix_time": when}, "records": [{"value": value}]})
+        store.save(
+            {
+                "key": key,
+                "status": "done",
+                "unit": description,
+                "run": {"unix_time": when},
+                "records": [{"value": value}],
+            }
+        )
     assert sorted(load_records(tmp_path)["value"]) == [0.2, 0.3]
     assert sorted(load_records(tmp_path, latest=False)["value"]) == [0.1, 0.2, 0.3]
 
 
 def test_a_plugin_that_fails_to_import_keeps_its_key(monkeypatch):
     """Its failure record must carry the key a later successful run stores under."""
-    from pmlbench.plugins import registry
     from pmlbench.errors import PluginError
+    from pmlbench.plugins import registry
     from pmlbench.runner.units import plugin_fingerprint
 
     working = plugin_fingerprint("method", "pml_ni")

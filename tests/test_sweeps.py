@@ -19,28 +19,53 @@ SMALL = ["method=mlknn", "dataset=genbase", "protocol.n_splits=2", "cache_dir=nu
 
 
 def sweep_command(tmp_path: Path, sweep: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "pmlbench", "-m", *args,
-            f"results_store={tmp_path / 'store'}", f"hydra.sweep.dir={tmp_path / sweep}"]
+    return [
+        sys.executable,
+        "-m",
+        "pmlbench",
+        "-m",
+        *args,
+        f"results_store={tmp_path / 'store'}",
+        f"hydra.sweep.dir={tmp_path / sweep}",
+    ]
 
 
 def run_sweep(tmp_path: Path, sweep: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(sweep_command(tmp_path, sweep, *args), capture_output=True, text=True,
-                          cwd=tmp_path, timeout=600)
+    return subprocess.run(
+        sweep_command(tmp_path, sweep, *args),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
 
 
 def unit_statuses(sweep_dir: Path) -> list[str]:
-    return [u["status"] for path in sorted(sweep_dir.glob("*/units.json"))
-            for u in json.loads(path.read_text())["units"]]
+    return [
+        u["status"]
+        for path in sorted(sweep_dir.glob("*/units.json"))
+        for u in json.loads(path.read_text())["units"]
+    ]
 
 
 @pytest.mark.slow
 def test_joblib_sweep_killed_midway_resumes_each_unit_once(tmp_path):
-    args = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", *SMALL,
-            "noise.rate=0.5,2.0", "method.k=5,10", "quiet=true"]
+    args = [
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        *SMALL,
+        "noise.rate=0.5,2.0",
+        "method.k=5,10",
+        "quiet=true",
+    ]
     n_units = 2 * 2 * 2
-    proc = subprocess.Popen(sweep_command(tmp_path, "first", *args), cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        sweep_command(tmp_path, "first", *args),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     store = tmp_path / "store"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
@@ -90,20 +115,32 @@ def test_failing_unit_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 def test_single_run_with_failing_unit_exits_nonzero_in_one_line(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "pmlbench", *SMALL, "method.k=oops", "quiet=true",
-         f"results_store={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / 'run'}"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pmlbench",
+            *SMALL,
+            "method.k=oops",
+            "quiet=true",
+            f"results_store={tmp_path / 'store'}",
+            f"hydra.run.dir={tmp_path / 'run'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert proc.returncode == 1
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("error:")]
     assert "ValueError" in line and "units.json" in line
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("launcher", [
-    "basic", pytest.param("submitit_local", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "launcher", ["basic", pytest.param("submitit_local", marks=pytest.mark.slow)]
+)
 def test_multirun_with_launcher(tmp_path, launcher):
-    proc = run_sweep(tmp_path, "sweep", f"hydra/launcher={launcher}", *SMALL,
-                     "noise.rate=0.5,2.0")
+    proc = run_sweep(tmp_path, "sweep", f"hydra/launcher={launcher}", *SMALL, "noise.rate=0.5,2.0")
     assert proc.returncode == 0, proc.stderr
     jobs = sorted((tmp_path / "sweep").glob("*_mlknn_genbase"))
     assert len(jobs) == 2
@@ -123,14 +160,18 @@ def test_named_sweeps_compose(tmp_path):
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         paper = compose("config", overrides=["+experiment=paper"], return_hydra_config=True)
-        sensitivity = compose("config", overrides=["+experiment=paper_sensitivity",
-                                                   "+experiment/sensitivity=lambda2",
-                                                   "sensitivity_value=0.01"])
+        sensitivity = compose(
+            "config",
+            overrides=[
+                "+experiment=paper_sensitivity",
+                "+experiment/sensitivity=lambda2",
+                "sensitivity_value=0.01",
+            ],
+        )
         slurm = compose("config", overrides=["hydra/launcher=slurm"], return_hydra_config=True)
     GlobalHydra.instance().clear()
     params = paper.hydra.sweeper.params
-    assert set(params["dataset"].split(",")) == {"arts", "bibtex", "corel5k", "genbase",
-                                                 "medical"}
+    assert set(params["dataset"].split(",")) == {"arts", "bibtex", "corel5k", "genbase", "medical"}
     assert params["noise.rate"].split(",") == ["0.5", "1.0", "1.5", "2.0"]
     assert "pml3er" in params["method"] and "mlknn" in params["method"]
     assert paper.protocol.n_splits == 5

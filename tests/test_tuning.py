@@ -12,18 +12,23 @@ from sklearn.model_selection import KFold
 
 from pmlbench.datasets.bundled import genbase
 from pmlbench.errors import PmlbenchError
-from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
-from pmlbench.protocol.fitting import fit_with_tuning
 from pmlbench.methods.mlknn import MLkNN
 from pmlbench.metrics.builtin import average_precision, hamming_loss
 from pmlbench.noise.uniform import uniform_noise
+from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
+from pmlbench.protocol.fitting import fit_with_tuning
 from pmlbench.runner.outputs import write_results
 
 
 def make_spec(**tune) -> ExperimentSpec:
-    return ExperimentSpec(dataset={"name": "genbase"}, noise={"name": "uniform"},
-                          method={"name": "mlknn"}, tune=tune,
-                          bipartition={"rule": "method"}, metrics=["average_precision"])
+    return ExperimentSpec(
+        dataset={"name": "genbase"},
+        noise={"name": "uniform"},
+        method={"name": "mlknn"},
+        tune=tune,
+        bipartition={"rule": "method"},
+        metrics=["average_precision"],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +56,9 @@ def test_tuning_picks_what_a_manual_cv_loop_picks(small_genbase, metric):
     X, Y, Y_cand = small_genbase
     ks = [1, 3, 6, 12]
     spec = make_spec(grid={"k": ks, "s": None}, cv=4, scoring=metric.name, oracle=False)
-    fitted, chosen, record = fit_with_tuning(MLkNN(), X, Y_cand, spec=spec, Y_true_train=Y,
-                                             random_state=7)
+    fitted, chosen, record = fit_with_tuning(
+        MLkNN(), X, Y_cand, spec=spec, Y_true_train=Y, random_state=7
+    )
     table = manual_cv(X, Y_cand, Y_cand, ks, 4, 7, metric)
     means = table.mean(axis=1)
     best = int(np.argmax(means) if metric.higher_is_better else np.argmin(means))
@@ -66,8 +72,14 @@ def test_tuning_picks_what_a_manual_cv_loop_picks(small_genbase, metric):
 def test_parallel_folds_give_the_sequential_scores(small_genbase):
     X, Y, Y_cand = small_genbase
     records = [
-        fit_with_tuning(MLkNN(), X, Y_cand, Y_true_train=Y, random_state=3,
-                        spec=make_spec(grid={"k": [2, 8]}, cv=4, n_jobs=n_jobs))[2]
+        fit_with_tuning(
+            MLkNN(),
+            X,
+            Y_cand,
+            Y_true_train=Y,
+            random_state=3,
+            spec=make_spec(grid={"k": [2, 8]}, cv=4, n_jobs=n_jobs),
+        )[2]
         for n_jobs in (1, 2)
     ]
     assert records[0]["fold_scores"] == records[1]["fold_scores"]
@@ -89,7 +101,7 @@ class BlockScores(BaseEstimator):
 
     def decision_function(self, X):
         rank_noise = np.linspace(0, 1e-3, self.q_)[None, :]  # strict order, no ties
-        return X[:, self.block * self.q_:(self.block + 1) * self.q_] + rank_noise
+        return X[:, self.block * self.q_ : (self.block + 1) * self.q_] + rank_noise
 
     def predict(self, X):
         return (self.decision_function(X) >= 0.5).astype(np.uint8)
@@ -106,11 +118,16 @@ def blocks(rng):
 def test_candidate_and_oracle_scoring_choose_differently(blocks):
     X, Y, Y_cand = blocks
     kwargs = {"Y_true_train": Y, "random_state": 0}
-    _, honest, rec = fit_with_tuning(BlockScores(), X, Y_cand,
-                                     spec=make_spec(grid={"block": [0, 1]}, cv=3), **kwargs)
-    _, oracle, orec = fit_with_tuning(BlockScores(), X, Y_cand,
-                                      spec=make_spec(grid={"block": [0, 1]}, cv=3, oracle=True),
-                                      **kwargs)
+    _, honest, rec = fit_with_tuning(
+        BlockScores(), X, Y_cand, spec=make_spec(grid={"block": [0, 1]}, cv=3), **kwargs
+    )
+    _, oracle, orec = fit_with_tuning(
+        BlockScores(),
+        X,
+        Y_cand,
+        spec=make_spec(grid={"block": [0, 1]}, cv=3, oracle=True),
+        **kwargs,
+    )
     assert honest == {"block": 1} and oracle == {"block": 0}
     # the candidate block reproduces the candidates, the truth block the truth
     assert np.allclose(rec["fold_scores"][1], 1.0) and np.allclose(orec["fold_scores"][0], 1.0)
@@ -120,58 +137,84 @@ def test_candidate_and_oracle_scoring_choose_differently(blocks):
 
 def test_ties_go_to_the_first_grid_point(blocks):
     X, Y, Y_cand = blocks
-    _, chosen, record = fit_with_tuning(BlockScores(block=1), X, Y_cand, spec=make_spec(
-        grid={"unused": [3, 1, 2]}, cv=3), Y_true_train=Y, random_state=0)
+    _, chosen, record = fit_with_tuning(
+        BlockScores(block=1),
+        X,
+        Y_cand,
+        spec=make_spec(grid={"unused": [3, 1, 2]}, cv=3),
+        Y_true_train=Y,
+        random_state=0,
+    )
     assert len(set(record["mean_scores"])) == 1 and chosen == {"unused": 3}
 
 
 def test_grid_points_of_one_fold_are_fitted_consecutively_on_the_same_data(blocks):
     X, Y, Y_cand = blocks
     BlockScores.log.clear()
-    fit_with_tuning(BlockScores(), X, Y_cand,
-                    spec=make_spec(grid={"unused": [1, 2, 3]}, cv=3, n_jobs=1),
-                    Y_true_train=Y, random_state=0)
+    fit_with_tuning(
+        BlockScores(),
+        X,
+        Y_cand,
+        spec=make_spec(grid={"unused": [1, 2, 3]}, cv=3, n_jobs=1),
+        Y_true_train=Y,
+        random_state=0,
+    )
     log = BlockScores.log
     assert len(log) == 3 * 3 + 1  # folds x grid points, then the refit
     for fold in range(3):
-        calls = log[3 * fold:3 * fold + 3]
+        calls = log[3 * fold : 3 * fold + 3]
         assert [c[3] for c in calls] == [1, 2, 3]
         assert len({(c[0], c[1]) for c in calls}) == 1  # same X and Y objects
 
 
-@pytest.mark.parametrize("tune, message", [
-    ({"grid": {"nope": [1, 2]}}, "unknown parameters ['nope']"),
-    ({"grid": {"k": []}}, "non-empty list"),
-    ({"grid": {"k": 5}}, "non-empty list"),
-    ({"grid": {"k": [1, 2]}, "cv": 1}, "tune.cv must be an integer >= 2"),
-    ({"grid": {"k": [1, 2]}, "cv": 500}, "more folds than the 60 training"),
-    ({"grid": {"k": [1, 2]}, "scoring": "accuracy"}, "accuracy"),
-    ({"grid": {"k": [1, 2]}, "n_jobs": 0}, "tune.n_jobs must be a non-zero integer"),
-])
+@pytest.mark.parametrize(
+    "tune, message",
+    [
+        ({"grid": {"nope": [1, 2]}}, "unknown parameters ['nope']"),
+        ({"grid": {"k": []}}, "non-empty list"),
+        ({"grid": {"k": 5}}, "non-empty list"),
+        ({"grid": {"k": [1, 2]}, "cv": 1}, "tune.cv must be an integer >= 2"),
+        ({"grid": {"k": [1, 2]}, "cv": 500}, "more folds than the 60 training"),
+        ({"grid": {"k": [1, 2]}, "scoring": "accuracy"}, "accuracy"),
+        ({"grid": {"k": [1, 2]}, "n_jobs": 0}, "tune.n_jobs must be a non-zero integer"),
+    ],
+)
 def test_bad_tuning_config_is_a_one_line_error(blocks, tune, message):
     X, Y, Y_cand = blocks
     with pytest.raises(PmlbenchError) as info:
-        fit_with_tuning(MLkNN(), X, Y_cand, spec=make_spec(**tune), Y_true_train=Y,
-                        random_state=0)
+        fit_with_tuning(MLkNN(), X, Y_cand, spec=make_spec(**tune), Y_true_train=Y, random_state=0)
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
 def test_no_grid_is_a_plain_fit_and_never_oracle(blocks):
     X, Y, Y_cand = blocks
     fitted, chosen, record = fit_with_tuning(
-        MLkNN(k=3), X, Y_cand, spec=make_spec(grid={"k": None}, oracle=True),
-        Y_true_train=Y, random_state=0)
+        MLkNN(k=3),
+        X,
+        Y_cand,
+        spec=make_spec(grid={"k": None}, oracle=True),
+        Y_true_train=Y,
+        random_state=0,
+    )
     assert chosen == {} and record == {} and fitted.k == 3
 
 
 @pytest.mark.parametrize("oracle", [False, True])
 def test_chosen_values_are_recorded_per_split(tmp_path, oracle):
     spec = ExperimentSpec(
-        dataset={"name": "genbase"}, noise={"name": "uniform", "rate": 1.0},
+        dataset={"name": "genbase"},
+        noise={"name": "uniform", "rate": 1.0},
         method={"name": "mlknn", "k": 10, "s": 1.0},
-        tune={"grid": {"k": [2, 8], "s": None}, "cv": 3, "scoring": "average_precision",
-              "oracle": oracle},
-        bipartition={"rule": "method"}, metrics=["average_precision", "hamming_loss"], n_splits=2)
+        tune={
+            "grid": {"k": [2, 8], "s": None},
+            "cv": 3,
+            "scoring": "average_precision",
+            "oracle": oracle,
+        },
+        bipartition={"rule": "method"},
+        metrics=["average_precision", "hamming_loss"],
+        n_splits=2,
+    )
     result = run_experiment(spec, fit=fit_with_tuning)
     write_results(result, {"method": spec.method}, tmp_path)
     table = pd.read_csv(tmp_path / "results.csv")

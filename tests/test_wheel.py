@@ -18,16 +18,43 @@ ROOT = Path(__file__).resolve().parent.parent
 def installed_wheel(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp / "dist"), str(ROOT)], capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp / "dist"),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if build.returncode != 0 and "No module named 'hatchling'" in build.stderr:
         pytest.skip("hatchling is not installed (pip install -e '.[test]' brings it)")
     assert build.returncode == 0, build.stderr
     wheel = next((tmp / "dist").glob("pmlbench-*.whl"))
     site = tmp / "site"
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site),
-         str(wheel)], capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert install.returncode == 0, install.stderr
     return wheel, site
 
@@ -43,13 +70,35 @@ def test_installed_wheel_runs_outside_the_checkout(installed_wheel, tmp_path):
     _, site = installed_wheel
     env = {**os.environ, "PYTHONPATH": str(site)}
     where = subprocess.run(
-        [sys.executable, "-c", "import pmlbench.hydra_app.config_tree as a; print(a.__file__); print(a.config_dir())"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+        [
+            sys.executable,
+            "-c",
+            "import pmlbench.hydra_app.config_tree as a; print(a.__file__); print(a.config_dir())",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
     module_file, conf = where.stdout.split()
     assert module_file.startswith(str(site)) and conf.startswith(str(site)), where.stdout
     run = subprocess.run(
-        [sys.executable, "-m", "pmlbench", "method=mlknn", "dataset=genbase", "protocol.n_splits=2",
-         "quiet=true", f"hydra.run.dir={tmp_path / 'run'}"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pmlbench",
+            "method=mlknn",
+            "dataset=genbase",
+            "protocol.n_splits=2",
+            "quiet=true",
+            f"hydra.run.dir={tmp_path / 'run'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr
     assert len(pd.read_csv(tmp_path / "run" / "results.csv")) == 2 * 7

@@ -47,8 +47,13 @@ def default_choices() -> dict[str, str]:
     from pmlbench.hydra_app.config_tree import config_dir
 
     defaults = OmegaConf.to_container(OmegaConf.load(config_dir() / "config.yaml"))["defaults"]
-    return {k: v for item in defaults if isinstance(item, dict) for k, v in item.items()
-            if k in _GROUP_KINDS}
+    return {
+        k: v
+        for item in defaults
+        if isinstance(item, dict)
+        for k, v in item.items()
+        if k in _GROUP_KINDS
+    }
 
 
 def check_parameter_keys(overrides: list[str], presets: dict[str, set[str]]) -> None:
@@ -86,8 +91,10 @@ def yaml_presets() -> dict[str, set[str]]:
 
     root = config_dir()
     shipped = plugin_presets(list(_GROUP_KINDS))
-    return {group: {p.stem for p in (root / group).glob("*.yaml")} | shipped[group]
-            for group in _GROUP_KINDS}
+    return {
+        group: {p.stem for p in (root / group).glob("*.yaml")} | shipped[group]
+        for group in _GROUP_KINDS
+    }
 
 
 def run_hydra(argv: list[str]) -> int:

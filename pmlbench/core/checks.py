@@ -17,10 +17,14 @@ def check_features(X, *, what: str = "features") -> np.ndarray | sp.csr_matrix:
         try:
             X = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise PmlbenchError(f"{what} are not numeric ({exc}); convert them to numbers") from None
+            raise PmlbenchError(
+                f"{what} are not numeric ({exc}); convert them to numbers"
+            ) from None
         values = X
     if X.ndim != 2:
-        raise PmlbenchError(f"{what} must be a 2-D matrix (instances x features), got shape {X.shape}")
+        raise PmlbenchError(
+            f"{what} must be a 2-D matrix (instances x features), got shape {X.shape}"
+        )
     if not np.all(np.isfinite(values)):
         bad = int(np.sum(~np.isfinite(values)))
         raise PmlbenchError(
@@ -35,12 +39,15 @@ def check_label_matrix(Y, *, what: str = "labels", n_rows: int | None = None) ->
         Y = Y.toarray()
     Y = np.asarray(Y)
     if Y.ndim != 2:
-        raise PmlbenchError(f"{what} must be a 2-D 0/1 matrix (instances x labels), got shape {Y.shape}")
+        raise PmlbenchError(
+            f"{what} must be a 2-D 0/1 matrix (instances x labels), got shape {Y.shape}"
+        )
     if Y.size and not np.isin(Y, (0, 1)).all():
         found = np.unique(Y[~np.isin(Y, (0, 1))])[:5]
         hint = " (a -1/+1 encoding? map -1 to 0)" if np.isin(found, (-1,)).any() else ""
         raise PmlbenchError(
-            f"{what} must be 0/1, found values {found.tolist()}{hint}; convert them to 0/1 indicators"
+            f"{what} must be 0/1, found values {found.tolist()}{hint}; "
+            "convert them to 0/1 indicators"
         )
     if n_rows is not None and Y.shape[0] != n_rows:
         raise PmlbenchError(
@@ -54,8 +61,12 @@ def check_hyperparameters(estimator, *, non_negative=(), positive_int=()) -> Non
     """Refuse hyper-parameters out of range, naming the config key (``method.<name>``)."""
     for name in non_negative:
         value = getattr(estimator, name)
-        if (isinstance(value, bool) or not isinstance(value, (int, float))
-                or not np.isfinite(value) or value < 0):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not np.isfinite(value)
+            or value < 0
+        ):
             raise PmlbenchError(f"method.{name} must be a non-negative number, got {value!r}")
     for name in positive_int:
         value = getattr(estimator, name)

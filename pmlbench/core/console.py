@@ -19,9 +19,15 @@ console = Console(stderr=False)
 
 def split_progress(quiet: bool = False) -> Progress:
     return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-        console=Console(stderr=True), disable=quiet, transient=False,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=quiet,
+        transient=False,
     )
 
 
@@ -40,6 +46,10 @@ def results_table(records: pd.DataFrame, title: str) -> Table:
     table.add_column("mean ± std", justify="right")
     table.add_column("splits", justify="right")
     for name, row in summarise(records).iterrows():
-        table.add_row(name, "↑" if row["higher_is_better"] else "↓",
-                      f"{row['mean']:.4f} ± {row['std']:.4f}", str(int(row["n"])))
+        table.add_row(
+            name,
+            "↑" if row["higher_is_better"] else "↓",
+            f"{row['mean']:.4f} ± {row['std']:.4f}",
+            str(int(row["n"])),
+        )
     return table

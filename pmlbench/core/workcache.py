@@ -93,8 +93,11 @@ def _feed(hasher, value: Any) -> None:
             _feed(hasher, item)
         hasher.update(b"]")
     else:
-        hasher.update(json.dumps(value.item() if isinstance(value, np.generic) else value,
-                                 sort_keys=True).encode())
+        hasher.update(
+            json.dumps(
+                value.item() if isinstance(value, np.generic) else value, sort_keys=True
+            ).encode()
+        )
 
 
 def content_digest(*parts: Any) -> str:
@@ -115,17 +118,23 @@ def _encode(value: Any, arrays: dict[str, np.ndarray], path: str) -> Any:
         arrays[path] = value
         return {"dense": path}
     if isinstance(value, (list, tuple)):
-        return {"tuple" if isinstance(value, tuple) else "list":
-                [_encode(v, arrays, f"{path}.{i}") for i, v in enumerate(value)]}
-    raise TypeError(f"cached values are arrays, sparse matrices or tuples of them, "
-                    f"not {type(value).__name__}")
+        return {
+            "tuple" if isinstance(value, tuple) else "list": [
+                _encode(v, arrays, f"{path}.{i}") for i, v in enumerate(value)
+            ]
+        }
+    raise TypeError(
+        f"cached values are arrays, sparse matrices or tuples of them, not {type(value).__name__}"
+    )
 
 
 def _decode(layout: Any, arrays: Any) -> Any:
     if "sparse" in layout:
         path = layout["sparse"]
-        return sp.csr_matrix((arrays[f"{path}.data"], arrays[f"{path}.indices"],
-                              arrays[f"{path}.indptr"]), shape=tuple(layout["shape"]))
+        return sp.csr_matrix(
+            (arrays[f"{path}.data"], arrays[f"{path}.indices"], arrays[f"{path}.indptr"]),
+            shape=tuple(layout["shape"]),
+        )
     if "dense" in layout:
         return arrays[layout["dense"]]
     if "tuple" in layout:

@@ -25,7 +25,9 @@ def label_names_from_xml(path: str | Path) -> list[str]:
     try:
         root = ET.parse(path).getroot()
     except (ET.ParseError, OSError) as exc:
-        raise PmlbenchError(f"cannot read Mulan XML label file {path} ({exc}); check the file") from None
+        raise PmlbenchError(
+            f"cannot read Mulan XML label file {path} ({exc}); check the file"
+        ) from None
     names = [el.get("name") for el in root.iter() if el.tag.split("}")[-1] == "label"]
     if not names:
         raise PmlbenchError(f"Mulan XML file {path} declares no <label name=...> elements")
@@ -38,7 +40,10 @@ def _meka_label_count(relation: str) -> int | None:
 
 
 def load_arff(
-    path: str | Path, *, xml: str | Path | None = None, label_count: int | None = None,
+    path: str | Path,
+    *,
+    xml: str | Path | None = None,
+    label_count: int | None = None,
     name: str | None = None,
 ) -> Dataset:
     """Load a (sparse or dense) ARFF file; see the module docstring for label selection."""
@@ -47,13 +52,15 @@ def load_arff(
         raise PmlbenchError(f"ARFF file {path} does not exist; check dataset.path")
     text = path.read_text(errors="replace")
     data_lines = [
-        line for line in re.split(r"^\s*@data\s*$", text, maxsplit=1, flags=re.M | re.I)[-1]
-        .splitlines() if line.strip() and not line.lstrip().startswith("%")
+        line
+        for line in re.split(r"^\s*@data\s*$", text, maxsplit=1, flags=re.M | re.I)[-1].splitlines()
+        if line.strip() and not line.lstrip().startswith("%")
     ]
     sparse = bool(data_lines) and data_lines[0].lstrip().startswith("{")
     try:
-        parsed = arff.loads(text, encode_nominal=True,
-                            return_type=arff.COO if sparse else arff.DENSE)
+        parsed = arff.loads(
+            text, encode_nominal=True, return_type=arff.COO if sparse else arff.DENSE
+        )
     except (arff.ArffException, ValueError, IndexError) as exc:
         raise PmlbenchError(f"{path} is not valid ARFF ({exc}); check the file") from None
     attributes = [a[0] for a in parsed["attributes"]]
@@ -63,8 +70,10 @@ def load_arff(
         values, rows, cols = parsed["data"]
         n = len(data_lines)  # rows with no stored value still count
         numeric = [not isinstance(v, str) for v in values]  # string attributes are no features
-        values = np.array([np.nan if v is None else v for v, ok in zip(values, numeric, strict=True) if ok],
-                          dtype=np.float64)
+        values = np.array(
+            [np.nan if v is None else v for v, ok in zip(values, numeric, strict=True) if ok],
+            dtype=np.float64,
+        )
         rows, cols = np.asarray(rows)[numeric], np.asarray(cols)[numeric]
         M = sp.csr_matrix((values, (rows, cols)), shape=(n, n_attr))
     else:
@@ -93,9 +102,10 @@ def load_arff(
         label_cols = list(range(n_attr - count, n_attr)) if count > 0 else list(range(-count))
     label_set = set(label_cols)
     feature_cols = [
-        j for j in range(n_attr)
-        if j not in label_set and (isinstance(kinds[j], list) or str(kinds[j]).upper() in
-                                   ("NUMERIC", "REAL", "INTEGER"))
+        j
+        for j in range(n_attr)
+        if j not in label_set
+        and (isinstance(kinds[j], list) or str(kinds[j]).upper() in ("NUMERIC", "REAL", "INTEGER"))
     ]
 
     def columns(cols):
@@ -113,7 +123,8 @@ def load_arff(
                 codes = np.array([float(v) for v in kind])
             except ValueError:
                 raise PmlbenchError(
-                    f"{path}: label attribute {attributes[col]!r} has values {kind}; labels must be "
+                    f"{path}: label attribute {attributes[col]!r} has values {kind}; "
+                    "labels must be "
                     "0/1 (is label_count right?)"
                 ) from None
             finite = np.isfinite(Y[:, j])
@@ -127,7 +138,9 @@ def load_arff(
     if sparse:
         X = sp.csr_matrix(X)
     return Dataset(
-        X=X, Y=Y.astype(np.uint8), name=name or path.stem,
+        X=X,
+        Y=Y.astype(np.uint8),
+        name=name or path.stem,
         label_names=[attributes[c] for c in label_cols],
         meta={"source": str(path), "format": "arff"},
     )

@@ -52,11 +52,19 @@ def _bundled(name: str, doc: str):
     return loader
 
 
-genbase = _bundled("genbase", "Genbase protein functions (662 x 1185, 27 labels; Diplaris et al. 2005).")
+genbase = _bundled(
+    "genbase", "Genbase protein functions (662 x 1185, 27 labels; Diplaris et al. 2005)."
+)
 medical = _bundled("medical", "Medical clinical text (978 x 1449, 45 labels; Pestian et al. 2007).")
 arts = _bundled("arts", "Yahoo! Arts web pages (5000 x 462, 26 labels; Ueda & Saito 2003).")
 corel5k = _bundled("corel5k", "Corel5k images (5000 x 499, 374 labels; Duygulu et al. 2002).")
 bibtex = _bundled("bibtex", "BibTeX tags (7395 x 1836, 159 labels; Katakis et al. 2008).")
-yeastbp = _bundled("yeastbp", "Yeast GO biological process, real PML (6139 x 6139, 217 labels; Yu et al. 2018).")
-yeastcc = _bundled("yeastcc", "Yeast GO cellular component, real PML (6139 x 6139, 50 labels; Yu et al. 2018).")
-yeastmf = _bundled("yeastmf", "Yeast GO molecular function, real PML (6139 x 6139, 39 labels; Yu et al. 2018).")
+yeastbp = _bundled(
+    "yeastbp", "Yeast GO biological process, real PML (6139 x 6139, 217 labels; Yu et al. 2018)."
+)
+yeastcc = _bundled(
+    "yeastcc", "Yeast GO cellular component, real PML (6139 x 6139, 50 labels; Yu et al. 2018)."
+)
+yeastmf = _bundled(
+    "yeastmf", "Yeast GO molecular function, real PML (6139 x 6139, 39 labels; Yu et al. 2018)."
+)

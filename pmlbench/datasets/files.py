@@ -14,8 +14,11 @@ FORMATS = ("auto", "npz", "arff", "mat")
 
 
 def load_file(
-    path: str = "???", format: str = "auto", xml: str | None = None,
-    label_count: int | None = None, display_name: str | None = None,
+    path: str = "???",
+    format: str = "auto",
+    xml: str | None = None,
+    label_count: int | None = None,
+    display_name: str | None = None,
 ) -> Dataset:
     """A dataset from your own file: npz (pmlbench layout), Mulan/MEKA ARFF or PML .mat.
 

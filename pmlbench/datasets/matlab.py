@@ -20,7 +20,9 @@ from pmlbench.errors import PmlbenchError
 def _labels(M, n: int, key: str, path: Path) -> np.ndarray:
     M = M.toarray() if sp.issparse(M) else np.asarray(M)
     if M.ndim != 2 or n not in M.shape:
-        raise PmlbenchError(f"{path}: {key!r} has shape {M.shape}, which does not match {n} instances")
+        raise PmlbenchError(
+            f"{path}: {key!r} has shape {M.shape}, which does not match {n} instances"
+        )
     if M.shape[0] != n or (M.shape[1] == n and M.shape[0] == n):
         M = M.T  # community layout: labels x instances
     values = np.unique(M)
@@ -55,7 +57,13 @@ def load_mat(path: str | Path, *, name: str | None = None) -> Dataset:
     Y = _labels(contents["target"], n, "target", path)
     candidates = (
         _labels(contents["partial_labels"], n, "partial_labels", path)
-        if "partial_labels" in contents else None
+        if "partial_labels" in contents
+        else None
     )
-    return Dataset(X=X, Y=Y, name=name or path.stem, Y_candidates=candidates,
-                   meta={"source": str(path), "format": "mat"})
+    return Dataset(
+        X=X,
+        Y=Y,
+        name=name or path.stem,
+        Y_candidates=candidates,
+        meta={"source": str(path), "format": "mat"},
+    )

@@ -29,7 +29,9 @@ def load_npz(path: str | Path, name: str | None = None, meta: dict | None = None
             X = sp.csr_matrix(
                 (z["X_data"], z["X_indices"], z["X_indptr"]), shape=tuple(z["X_shape"])
             )
-            arrays = {k: z[k] for k in ("Y", "Y_candidates", "label_names", "source") if k in z.files}
+            arrays = {
+                k: z[k] for k in ("Y", "Y_candidates", "label_names", "source") if k in z.files
+            }
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise PmlbenchError(
             f"{path} is not a readable npz file ({exc}); re-create or re-download it"

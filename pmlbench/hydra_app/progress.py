@@ -49,8 +49,9 @@ class SweepProgress(Callback):
         except Exception:  # progress is a convenience: an unexpected sweeper only loses the ETA
             total = None
         sweep_dir = Path(OmegaConf.select(config, "hydra.sweep.dir"))
-        atomic_write_text(sweep_dir / SWEEP_FILE,
-                          json.dumps({"total_jobs": total, "start": time.time()}))
+        atomic_write_text(
+            sweep_dir / SWEEP_FILE, json.dumps({"total_jobs": total, "start": time.time()})
+        )
 
 
 def _duration(seconds: float | None) -> str:
@@ -77,7 +78,9 @@ def progress_line(status: dict[str, Any], description: str, width: int = 20) -> 
     line = Text("sweep ", style="bold")
     line.append("━" * filled, style="green")
     line.append("─" * (width - filled), style="grey50")
-    line.append(f" {done}/{total if total else '?'} jobs  {_duration(status['elapsed'])} "
-                f"elapsed  eta {_duration(status['eta'])}  ")
+    line.append(
+        f" {done}/{total if total else '?'} jobs  {_duration(status['elapsed'])} "
+        f"elapsed  eta {_duration(status['eta'])}  "
+    )
     line.append(description, style="dim")
     return line

@@ -47,8 +47,11 @@ def _describe(overrides: list[str], out_dir: Path) -> str:
     if not units:
         return text
     counts = Counter(u["status"] for u in units)
-    return text + ": " + ", ".join(f"{counts[s]} {s}" for s in ("computed", "cached", "failed")
-                                   if counts[s])
+    return (
+        text
+        + ": "
+        + ", ".join(f"{counts[s]} {s}" for s in ("computed", "cached", "failed") if counts[s])
+    )
 
 
 def _units(out_dir: Path) -> list[dict[str, Any]]:
@@ -70,12 +73,17 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
     store = ResultStore(store_dir) if store_dir is not None else None
     summary = None
     try:
-        threads = threads_for_job(config.get("threads_per_job"),
-                                  OmegaConf.to_container(hydra_cfg.launcher, resolve=True))
+        threads = threads_for_job(
+            config.get("threads_per_job"), OmegaConf.to_container(hydra_cfg.launcher, resolve=True)
+        )
         with limit_threads(threads), using_cache_dir(_path(config.get("cache_dir"), cwd)):
             result = run_config(
-                config, out_dir, quiet=quiet or (multirun and not _in_process(hydra_cfg)),
-                store=store, recompute=bool(config.get("recompute", False)), catch_failures=True,
+                config,
+                out_dir,
+                quiet=quiet or (multirun and not _in_process(hydra_cfg)),
+                store=store,
+                recompute=bool(config.get("recompute", False)),
+                catch_failures=True,
             )
         summary = _report(config, result, out_dir, multirun)
     except UnitsFailed as exc:
@@ -107,15 +115,21 @@ def _error(message: str) -> None:
 def _report(config: dict[str, Any], result, out_dir: Path, multirun: bool) -> dict[str, float]:
     records = result.records()
     if not multirun:
-        title = (f"{config['method']['name']} on {result.dataset_summary['name']} "
-                 f"(noise {result.noise_name}, {config['metric_convention']} convention)")
+        title = (
+            f"{config['method']['name']} on {result.dataset_summary['name']} "
+            f"(noise {result.noise_name}, {config['metric_convention']} convention)"
+        )
         console.print(results_table(records, title))
     console.print(f"results: {out_dir / 'results.csv'}", highlight=False, soft_wrap=True)
     if not multirun:
         cached = sum(u["status"] == "cached" for u in _units(out_dir))
         if cached:
-            console.print(f"{cached} of {len(result.splits)} splits reused from the result store "
-                          f"(recompute=true runs them again)", highlight=False, soft_wrap=True)
+            console.print(
+                f"{cached} of {len(result.splits)} splits reused from the result store "
+                f"(recompute=true runs them again)",
+                highlight=False,
+                soft_wrap=True,
+            )
     return records.groupby("metric")["value"].mean().to_dict()
 
 

@@ -91,12 +91,23 @@ def read_arrays(path: Path, file_format: str) -> dict[str, np.ndarray]:
             with np.load(path, allow_pickle=False) as data:
                 return {k: np.asarray(data[k]) for k in data.files}
         contents = scipy.io.loadmat(path)
-    except (OSError, ValueError, NotImplementedError, TypeError, EOFError,
-            zipfile.BadZipFile, scipy.io.matlab.MatReadError) as exc:
-        raise PmlbenchError(f"the external program's output {path.name} is unreadable ({exc})") \
-            from None
-    return {k: (v.toarray() if sp.issparse(v) else np.asarray(v))
-            for k, v in contents.items() if not k.startswith("__")}
+    except (
+        OSError,
+        ValueError,
+        NotImplementedError,
+        TypeError,
+        EOFError,
+        zipfile.BadZipFile,
+        scipy.io.matlab.MatReadError,
+    ) as exc:
+        raise PmlbenchError(
+            f"the external program's output {path.name} is unreadable ({exc})"
+        ) from None
+    return {
+        k: (v.toarray() if sp.issparse(v) else np.asarray(v))
+        for k, v in contents.items()
+        if not k.startswith("__")
+    }
 
 
 def _orient(name: str, values: np.ndarray, shape: tuple[int, int], program: str) -> np.ndarray:
@@ -137,9 +148,16 @@ class ExternalCommand(BaseEstimator):
 
     default_bipartition = {"rule": "method"}
 
-    def __init__(self, command: str, file_format: str = "npz", timeout: float = 600.0,
-                 threshold: float = 0.5, params: dict | None = None, workdir: str | None = None,
-                 random_state: int | None = None):
+    def __init__(
+        self,
+        command: str,
+        file_format: str = "npz",
+        timeout: float = 600.0,
+        threshold: float = 0.5,
+        params: dict | None = None,
+        workdir: str | None = None,
+        random_state: int | None = None,
+    ):
         self.command = command
         self.file_format = file_format
         self.timeout = timeout
@@ -150,30 +168,44 @@ class ExternalCommand(BaseEstimator):
 
     def external_spec(self) -> ExternalSpec:
         """The call description; a subclass wrapping one program overrides this."""
-        return ExternalSpec(self.command, self.file_format, float(self.timeout),
-                            float(self.threshold), dict(self.params or {}), self.workdir)
+        return ExternalSpec(
+            self.command,
+            self.file_format,
+            float(self.timeout),
+            float(self.threshold),
+            dict(self.params or {}),
+            self.workdir,
+        )
 
     def fit(self, X, Y) -> ExternalCommand:
         """Keep the training data; the program itself runs once test features are known."""
         spec = self.external_spec()
         if spec.file_format not in FORMATS:
-            raise PmlbenchError(f"method.file_format must be one of {list(FORMATS)}, "
-                                f"got {spec.file_format!r}")
+            raise PmlbenchError(
+                f"method.file_format must be one of {list(FORMATS)}, got {spec.file_format!r}"
+            )
         clash = set(spec.params) & set(RESERVED)
         if clash:
             raise PmlbenchError(f"method.params may not use the reserved names {sorted(clash)}")
         render_command(spec.command, self._values(spec, Path(".")))  # fail before any split work
         self.X_train_ = check_features(X)
-        self.Y_train_ = check_label_matrix(Y, what="candidate labels", n_rows=self.X_train_.shape[0])
+        self.Y_train_ = check_label_matrix(
+            Y, what="candidate labels", n_rows=self.X_train_.shape[0]
+        )
         self._cache: tuple[str, np.ndarray, np.ndarray] | None = None
         self.diagnostics_: dict[str, Any] = {}
         return self
 
     def _values(self, spec: ExternalSpec, folder: Path) -> dict[str, Any]:
         suffix = f".{spec.file_format}"
-        return {**spec.params, "train": str(folder / f"train{suffix}"),
-                "test": str(folder / f"test{suffix}"), "out": str(folder / f"out{suffix}"),
-                "workdir": str(folder), "python": sys.executable}
+        return {
+            **spec.params,
+            "train": str(folder / f"train{suffix}"),
+            "test": str(folder / f"test{suffix}"),
+            "out": str(folder / f"out{suffix}"),
+            "workdir": str(folder),
+            "python": sys.executable,
+        }
 
     def _run(self, X) -> tuple[np.ndarray, np.ndarray]:
         spec = self.external_spec()
@@ -189,20 +221,25 @@ class ExternalCommand(BaseEstimator):
             random_state = getattr(self, "random_state", None)
             seed = -1 if random_state is None else int(random_state)
             params = {f"param_{k}": v for k, v in spec.params.items()}
-            write_arrays(Path(values["train"]), {"X": self.X_train_, "Y": self.Y_train_,
-                                                 "seed": seed, **params}, spec.file_format)
+            write_arrays(
+                Path(values["train"]),
+                {"X": self.X_train_, "Y": self.Y_train_, "seed": seed, **params},
+                spec.file_format,
+            )
             write_arrays(Path(values["test"]), {"X": X}, spec.file_format)
             out = Path(values["out"])
             out.unlink(missing_ok=True)
             seconds = _execute(argv, folder, spec.timeout)
-            scores, labels = self._read_output(out, spec, (X.shape[0], self.Y_train_.shape[1]),
-                                               argv[0])
+            scores, labels = self._read_output(
+                out, spec, (X.shape[0], self.Y_train_.shape[1]), argv[0]
+            )
         self.diagnostics_ = {"external_seconds": seconds, "external_command": " ".join(argv[:1])}
         self._cache = (key, scores, labels)
         return scores, labels
 
-    def _read_output(self, out: Path, spec: ExternalSpec, shape: tuple[int, int],
-                     program: str) -> tuple[np.ndarray, np.ndarray]:
+    def _read_output(
+        self, out: Path, spec: ExternalSpec, shape: tuple[int, int], program: str
+    ) -> tuple[np.ndarray, np.ndarray]:
         if not out.is_file():
             raise PluginError(
                 f"external program {program!r} exited normally but wrote no {out.name}; it must "
@@ -210,8 +247,10 @@ class ExternalCommand(BaseEstimator):
             )
         arrays = read_arrays(out, spec.file_format)
         if "scores" not in arrays:
-            raise PluginError(f"external program {program!r} wrote {out.name} without 'scores' "
-                              f"(found {sorted(arrays) or 'nothing'})")
+            raise PluginError(
+                f"external program {program!r} wrote {out.name} without 'scores' "
+                f"(found {sorted(arrays) or 'nothing'})"
+            )
         try:
             scores = _orient("scores", arrays["scores"], shape, program).astype(np.float64)
         except (TypeError, ValueError):
@@ -221,7 +260,7 @@ class ExternalCommand(BaseEstimator):
         if "labels" in arrays:
             labels = _orient("labels", arrays["labels"], shape, program)
             if labels.size and set(np.unique(labels).tolist()) <= {-1, 1} and -1 in labels:
-                labels = (labels == 1)  # MATLAB PML code often writes -1/+1
+                labels = labels == 1  # MATLAB PML code often writes -1/+1
             try:
                 labels = check_label_matrix(labels, what=f"labels written by {program!r}")
             except PmlbenchError as exc:
@@ -251,19 +290,24 @@ def _execute(argv: list[str], folder: Path, timeout: float) -> float:
     """Run the program; every way it can fail becomes a one-line PluginError."""
     start = time.perf_counter()
     try:
-        done = subprocess.run(argv, cwd=folder, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        done = subprocess.run(
+            argv, cwd=folder, capture_output=True, text=True, timeout=timeout, check=False
+        )
     except FileNotFoundError:
         raise PluginError(
             f"external program {argv[0]!r} not found; install it or give its full path in "
             "method.command"
         ) from None
     except PermissionError:
-        raise PluginError(f"external program {argv[0]!r} is not executable (chmod +x it, or "
-                          "call it through its interpreter in method.command)") from None
+        raise PluginError(
+            f"external program {argv[0]!r} is not executable (chmod +x it, or "
+            "call it through its interpreter in method.command)"
+        ) from None
     except subprocess.TimeoutExpired:
-        raise PluginError(f"external program {argv[0]!r} did not finish within {timeout:g} s "
-                          "and was stopped; raise method.timeout") from None
+        raise PluginError(
+            f"external program {argv[0]!r} did not finish within {timeout:g} s "
+            "and was stopped; raise method.timeout"
+        ) from None
     if done.returncode != 0:
         raise PluginError(
             f"external program {argv[0]!r} failed with exit status {done.returncode}; "

@@ -40,7 +40,7 @@ FALLBACK_CLUSTERS = 50
 
 
 def cluster_count(n_positive: int, n_negative: int, ratio: float) -> int:
-    """``m_j = min(ceil(r * |P_j|), ceil(r * |N_j|))``, computed in floating point as LIFT.m does."""
+    """``m_j = min(ceil(r * |P_j|), ceil(r * |N_j|))``, in floating point as LIFT.m does."""
     return min(math.ceil(ratio * n_positive), math.ceil(ratio * n_negative))
 
 
@@ -69,15 +69,20 @@ class LabelModel:
     constant: int | None = None
 
 
-def fit_label(X, y: np.ndarray, ratio: float, C: float, seeds: np.ndarray,
-              fallback_centres: np.ndarray | None) -> LabelModel:
-    """Clusters, distance features and a Platt-scaled linear SVM for one label (LIFT's three steps)."""
+def fit_label(
+    X, y: np.ndarray, ratio: float, C: float, seeds: np.ndarray, fallback_centres: np.ndarray | None
+) -> LabelModel:
+    """Clusters, distance features and a Platt-scaled linear SVM for one label (LIFT's steps)."""
     positive, negative = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     m = cluster_count(len(positive), len(negative), ratio)
     if m == 0:
         return LabelModel(centres=fallback_centres, n_positive_centres=0, constant=int(y[0]))
-    centres = np.vstack([kmeans_centres(X[positive], m, int(seeds[0])),
-                         kmeans_centres(X[negative], m, int(seeds[1]))])
+    centres = np.vstack(
+        [
+            kmeans_centres(X[positive], m, int(seeds[0])),
+            kmeans_centres(X[negative], m, int(seeds[1])),
+        ]
+    )
     features = euclidean_distances(X, centres)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # probability=True, deprecated in 1.9
@@ -106,8 +111,13 @@ class LIFT(BaseEstimator):
 
     default_bipartition = {"rule": "method"}
 
-    def __init__(self, ratio: float = 0.1, C: float = 1.0, n_jobs: int | None = None,
-                 random_state: int | None = None):
+    def __init__(
+        self,
+        ratio: float = 0.1,
+        C: float = 1.0,
+        n_jobs: int | None = None,
+        random_state: int | None = None,
+    ):
         self.ratio = ratio
         self.C = C
         self.n_jobs = n_jobs
@@ -130,14 +140,15 @@ class LIFT(BaseEstimator):
             raise PmlbenchError("LIFT needs at least 2 training instances")
         # per label: seeds for positive k-means, negative k-means and Platt scaling
         seeds = np.random.SeedSequence(self.random_state).generate_state(3 * q + 1).reshape(-1)
-        label_seeds = seeds[:3 * q].reshape(q, 3)
+        label_seeds = seeds[: 3 * q].reshape(q, 3)
         counts = Y.sum(axis=0)
         fallback = None
         if np.any((counts == 0) | (counts == n)):
             fallback = kmeans_centres(X, min(FALLBACK_CLUSTERS, n), int(seeds[-1]))
         models = Parallel(n_jobs=worker_budget(self.n_jobs, "method.n_jobs"))(
-            delayed(fit_label)(X, Y[:, j], float(self.ratio), float(self.C), label_seeds[j],
-                               fallback)
+            delayed(fit_label)(
+                X, Y[:, j], float(self.ratio), float(self.C), label_seeds[j], fallback
+            )
             for j in range(q)
         )
         self.models_: list[LabelModel] = list(models)
@@ -156,19 +167,24 @@ class LIFT(BaseEstimator):
         """Platt probability of the positive class for every label (n x q)."""
         X = check_features(X)
         if X.shape[1] != getattr(self, "n_features_in_", X.shape[1]):
-            raise PmlbenchError(f"LIFT was fitted on {self.n_features_in_} features, got "
-                                f"{X.shape[1]}; use the same feature space for test data")
+            raise PmlbenchError(
+                f"LIFT was fitted on {self.n_features_in_} features, got "
+                f"{X.shape[1]}; use the same feature space for test data"
+            )
         trained = [mdl for mdl in self.models_ if mdl.constant is None]
         # one distance computation against the centres of all labels at once
-        distances = (euclidean_distances(X, np.vstack([mdl.centres for mdl in trained]))
-                     if trained else np.zeros((X.shape[0], 0)))
+        distances = (
+            euclidean_distances(X, np.vstack([mdl.centres for mdl in trained]))
+            if trained
+            else np.zeros((X.shape[0], 0))
+        )
         scores = np.empty((X.shape[0], len(self.models_)))
         offset = 0
         for j, mdl in enumerate(self.models_):
             if mdl.constant is not None:
                 scores[:, j] = float(mdl.constant)
                 continue
-            block = distances[:, offset:offset + len(mdl.centres)]
+            block = distances[:, offset : offset + len(mdl.centres)]
             offset += len(mdl.centres)
             scores[:, j] = positive_probability(mdl.svm, block)
         return scores

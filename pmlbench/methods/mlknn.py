@@ -38,8 +38,9 @@ class MLkNN(BaseEstimator):
         k, s = int(self.k), float(self.s)
         self.prior1_ = (s + Y.sum(axis=0)) / (2 * s + n)
         # the training kNN graph is the one PML3ER and PARTICLE use: shared through the cache
-        neighbors = cached_array("knn_graph", {"X": X, "k": k},
-                                 lambda: kneighbors(X, X, k, exclude_self=True))
+        neighbors = cached_array(
+            "knn_graph", {"X": X, "k": k}, lambda: kneighbors(X, X, k, exclude_self=True)
+        )
         counts = neighbor_counts(neighbors, Y)
         # histograms c1[j, r] / c0[j, r]: instances with / without label j and r neighbours with it
         flat = np.arange(q)[None, :] * (k + 1) + counts
@@ -58,8 +59,12 @@ class MLkNN(BaseEstimator):
         p1 = self.prior1_ * self.cond1_[labels, counts]
         p0 = (1 - self.prior1_) * self.cond0_[labels, counts]
         denominator = p1 + p0
-        return np.divide(p1, denominator, out=np.broadcast_to(self.prior1_, p1.shape).copy(),
-                         where=denominator > 0)
+        return np.divide(
+            p1,
+            denominator,
+            out=np.broadcast_to(self.prior1_, p1.shape).copy(),
+            where=denominator > 0,
+        )
 
     def predict(self, X) -> np.ndarray:
         """Labels whose posterior is at least 0.5 (exact ties go to the positive side)."""

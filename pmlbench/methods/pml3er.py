@@ -64,8 +64,9 @@ def c_step(Yhat: np.ndarray, B: np.ndarray, XW: np.ndarray, Y: np.ndarray) -> np
     """
     eye = np.eye(B.shape[0])
     # (B Bᵀ + I) is l x l with eigenvalues >= 1: invert it once
-    inverse = scipy.linalg.cho_solve(scipy.linalg.cho_factor(B @ B.T + eye, check_finite=False),
-                                     eye, check_finite=False)
+    inverse = scipy.linalg.cho_solve(
+        scipy.linalg.cho_factor(B @ B.T + eye, check_finite=False), eye, check_finite=False
+    )
     candidates = Y > 0
     if np.count_nonzero(candidates) >= _SPARSE_C_DENSITY * Y.size:
         return np.clip((Yhat @ B.T + XW) @ inverse, 0.0, 1.0) * candidates
@@ -77,17 +78,27 @@ def c_step(Yhat: np.ndarray, B: np.ndarray, XW: np.ndarray, Y: np.ndarray) -> np
     return np.clip(C, 0.0, 1.0)
 
 
-def b_step(C: np.ndarray, Yhat: np.ndarray, B: np.ndarray, Bhat: np.ndarray,
-           Theta: np.ndarray, lambda1: float, tau: float, n_iter: int, *,
-           return_norm: bool = False):
+def b_step(
+    C: np.ndarray,
+    Yhat: np.ndarray,
+    B: np.ndarray,
+    Bhat: np.ndarray,
+    Theta: np.ndarray,
+    lambda1: float,
+    tau: float,
+    n_iter: int,
+    *,
+    return_norm: bool = False,
+):
     """ADMM for ``min_B ||Yhat - C B||² + lambda1 ||B||_*`` (Eqs. 13-15).
 
     Bhat carries the quadratic term, B the nuclear norm, Theta the multiplier of B = Bhat.
     Returns (B, Bhat, Theta), and the nuclear norm of B with ``return_norm``.
     """
     Cc = _compact(C)
-    factor = scipy.linalg.cho_factor(2.0 * _dense(Cc.T @ Cc) + tau * np.eye(C.shape[1]),
-                                     lower=True, check_finite=False)
+    factor = scipy.linalg.cho_factor(
+        2.0 * _dense(Cc.T @ Cc) + tau * np.eye(C.shape[1]), lower=True, check_finite=False
+    )
     CtY2 = 2.0 * _dense(Cc.T @ Yhat)
     nuclear = None
     for _ in range(n_iter):
@@ -99,13 +110,18 @@ def b_step(C: np.ndarray, Yhat: np.ndarray, B: np.ndarray, Bhat: np.ndarray,
     return B, Bhat, Theta, (float(np.linalg.norm(B, "nuc")) if nuclear is None else nuclear)
 
 
-def objective(Yhat, C, B, XW, W, lambda1: float, lambda2: float,
-              nuclear: float | None = None) -> float:
+def objective(
+    Yhat, C, B, XW, W, lambda1: float, lambda2: float, nuclear: float | None = None
+) -> float:
     """Eq. 9 at (C, B, W), with ``XW = X @ W`` (and optionally ``||B||_*``) precomputed."""
     if nuclear is None:
         nuclear = scipy.linalg.svdvals(B, check_finite=False).sum()
-    return float(np.sum((Yhat - _dense(_compact(C) @ B)) ** 2) + np.sum((C - XW) ** 2)
-                 + lambda1 * nuclear + lambda2 * np.sum(W ** 2))
+    return float(
+        np.sum((Yhat - _dense(_compact(C) @ B)) ** 2)
+        + np.sum((C - XW) ** 2)
+        + lambda1 * nuclear
+        + lambda2 * np.sum(W**2)
+    )
 
 
 class PML3ER(LinearScores, BaseEstimator):
@@ -138,13 +154,25 @@ class PML3ER(LinearScores, BaseEstimator):
     default_tuning_grid = {"lambda2": [10, 100]}
     default_bipartition = {"rule": "threshold", "threshold": 0.5, "allow_empty": False}
 
-    def __init__(self, k: int = 10, alpha: float = 0.5, lambda1: float = 1.0,
-                 lambda2: float = 10.0, tau: float = 1.0, max_iter: int = 5,
-                 admm_iter: int = 5, tol: float = 1e-6, propagation_max_iter: int = 1000,
-                 propagation_tol: float = 1e-6, propagate_transpose: bool = True,
-                 init: str = "candidates",
-                 w_solver: str = "cholesky", threshold: float = 0.5, allow_empty: bool = False,
-                 blas_threads: int | None = 1):
+    def __init__(
+        self,
+        k: int = 10,
+        alpha: float = 0.5,
+        lambda1: float = 1.0,
+        lambda2: float = 10.0,
+        tau: float = 1.0,
+        max_iter: int = 5,
+        admm_iter: int = 5,
+        tol: float = 1e-6,
+        propagation_max_iter: int = 1000,
+        propagation_tol: float = 1e-6,
+        propagate_transpose: bool = True,
+        init: str = "candidates",
+        w_solver: str = "cholesky",
+        threshold: float = 0.5,
+        allow_empty: bool = False,
+        blas_threads: int | None = 1,
+    ):
         self.k = k
         self.alpha = alpha
         self.lambda1 = lambda1
@@ -187,15 +215,26 @@ class PML3ER(LinearScores, BaseEstimator):
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
         start = time.perf_counter()
         x_key = fingerprint(X)
-        stage1_key = (x_key, fingerprint(Y), int(self.k), float(self.alpha),
-                      int(self.propagation_max_iter), float(self.propagation_tol),
-                      bool(self.propagate_transpose))
+        stage1_key = (
+            x_key,
+            fingerprint(Y),
+            int(self.k),
+            float(self.alpha),
+            int(self.propagation_max_iter),
+            float(self.propagation_tol),
+            bool(self.propagate_transpose),
+        )
         (Yhat, stage1), stage1_cached = _STAGE1.get_or_compute(
             stage1_key,
-            lambda: label_enrichment(X, Y, k=int(self.k), alpha=float(self.alpha),
-                                     max_iter=int(self.propagation_max_iter),
-                                     tol=float(self.propagation_tol),
-                                     transpose=bool(self.propagate_transpose)),
+            lambda: label_enrichment(
+                X,
+                Y,
+                k=int(self.k),
+                alpha=float(self.alpha),
+                max_iter=int(self.propagation_max_iter),
+                tol=float(self.propagation_tol),
+                transpose=bool(self.propagate_transpose),
+            ),
         )
         stage1_seconds = time.perf_counter() - start
 
@@ -204,10 +243,12 @@ class PML3ER(LinearScores, BaseEstimator):
         stage2_seconds = time.perf_counter() - start
         self.W_, self.C_, self.B_ = W, C, B
         self.n_features_in_ = X.shape[1]
-        seconds = {name: (0.0 if stage1_cached else value)
-                   for name, value in stage1["seconds"].items()}
-        seconds.update(stage1=stage1_seconds, stage2=stage2_seconds,
-                       total=stage1_seconds + stage2_seconds)
+        seconds = {
+            name: (0.0 if stage1_cached else value) for name, value in stage1["seconds"].items()
+        }
+        seconds.update(
+            stage1=stage1_seconds, stage2=stage2_seconds, total=stage1_seconds + stage2_seconds
+        )
         self.diagnostics_ = {
             "objective": history,
             "outer_iterations": len(history) - 1,
@@ -232,8 +273,9 @@ class PML3ER(LinearScores, BaseEstimator):
         history = [objective(Yhat, C, B, XW, W, lambda1, lambda2, nuclear=float(n_labels))]
         for _ in range(int(self.max_iter)):
             C = c_step(Yhat, B, XW, Y)
-            B, Bhat, Theta, nuclear = b_step(C, Yhat, B, Bhat, Theta, lambda1, tau,
-                                             int(self.admm_iter), return_norm=True)
+            B, Bhat, Theta, nuclear = b_step(
+                C, Yhat, B, Bhat, Theta, lambda1, tau, int(self.admm_iter), return_norm=True
+            )
             W = system.solve(C)
             XW = np.asarray(X @ W)
             history.append(objective(Yhat, C, B, XW, W, lambda1, lambda2, nuclear=nuclear))

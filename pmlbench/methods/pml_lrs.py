@@ -42,17 +42,38 @@ class LrsResult:
     residuals: list[float]
 
 
-def pml_lrs_objective(X, S: np.ndarray, W: np.ndarray, Y: np.ndarray, lambda_w: float,
-                      lambda_y: float, lambda_e: float) -> float:
+def pml_lrs_objective(
+    X,
+    S: np.ndarray,
+    W: np.ndarray,
+    Y: np.ndarray,
+    lambda_w: float,
+    lambda_y: float,
+    lambda_e: float,
+) -> float:
     """The reconstructed objective at a feasible point (E = S − Y)."""
     fit = 0.5 * np.sum((np.asarray(X @ W) - Y) ** 2)
-    return float(fit + lambda_w * scipy.linalg.svdvals(W).sum()
-                 + lambda_y * scipy.linalg.svdvals(Y).sum() + lambda_e * np.abs(S - Y).sum())
+    return float(
+        fit
+        + lambda_w * scipy.linalg.svdvals(W).sum()
+        + lambda_y * scipy.linalg.svdvals(Y).sum()
+        + lambda_e * np.abs(S - Y).sum()
+    )
 
 
-def pml_lrs_alm(X, S: np.ndarray, lambda_w: float, lambda_y: float, lambda_e: float, *,
-                max_iter: int = 500, mu: float = 1e-4, rho: float = 1.1, mu_max: float = 1e10,
-                tol: float = 1e-6) -> LrsResult:
+def pml_lrs_alm(
+    X,
+    S: np.ndarray,
+    lambda_w: float,
+    lambda_y: float,
+    lambda_e: float,
+    *,
+    max_iter: int = 500,
+    mu: float = 1e-4,
+    rho: float = 1.1,
+    mu_max: float = 1e10,
+    tol: float = 1e-6,
+) -> LrsResult:
     """Inexact ALM for the reconstructed PML-LRS objective.
 
     Multipliers Λ1 (S = Y + E), Λ2 (W = J), Λ3 (Y = Z). Each iteration::
@@ -94,8 +115,15 @@ def pml_lrs_alm(X, S: np.ndarray, lambda_w: float, lambda_y: float, lambda_e: fl
         if residual < tol:
             converged = True
             break
-    return LrsResult(W=W, Y=Y, E=E, multipliers=(L1, L2, L3), n_iter=n_iter,
-                     converged=converged, residuals=residuals)
+    return LrsResult(
+        W=W,
+        Y=Y,
+        E=E,
+        multipliers=(L1, L2, L3),
+        n_iter=n_iter,
+        converged=converged,
+        residuals=residuals,
+    )
 
 
 class PMLLRS(BaseEstimator):
@@ -113,8 +141,15 @@ class PMLLRS(BaseEstimator):
 
     default_bipartition = {"rule": "threshold", "threshold": 0.5}
 
-    def __init__(self, lambda_w: float = 1.0, lambda_y: float = 1.0, lambda_e: float = 0.5,
-                 max_iter: int = 500, threshold: float = 0.5, blas_threads: int | None = 1):
+    def __init__(
+        self,
+        lambda_w: float = 1.0,
+        lambda_y: float = 1.0,
+        lambda_e: float = 0.5,
+        max_iter: int = 500,
+        threshold: float = 0.5,
+        blas_threads: int | None = 1,
+    ):
         self.lambda_w = lambda_w
         self.lambda_y = lambda_y
         self.lambda_e = lambda_e
@@ -123,7 +158,9 @@ class PMLLRS(BaseEstimator):
         self.blas_threads = blas_threads
 
     def _check_params(self) -> None:
-        check_hyperparameters(self, non_negative=("lambda_w", "lambda_y", "lambda_e"), positive_int=("max_iter",))
+        check_hyperparameters(
+            self, non_negative=("lambda_w", "lambda_y", "lambda_e"), positive_int=("max_iter",)
+        )
 
     def fit(self, X, Y) -> PMLLRS:
         """Solve the reconstructed objective on the candidate labels ``Y``."""
@@ -132,12 +169,19 @@ class PMLLRS(BaseEstimator):
         X = check_features(X)
         S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0]).astype(np.float64)
         with threadpool_limits(self.blas_threads, user_api="blas"):
-            result = pml_lrs_alm(with_bias(X), S, float(self.lambda_w), float(self.lambda_y),
-                                 float(self.lambda_e), max_iter=int(self.max_iter))
+            result = pml_lrs_alm(
+                with_bias(X),
+                S,
+                float(self.lambda_w),
+                float(self.lambda_y),
+                float(self.lambda_e),
+                max_iter=int(self.max_iter),
+            )
         self.coef_ = result.W
         self.n_features_in_ = X.shape[1]
         self.diagnostics_ = {
-            "n_iter": result.n_iter, "converged": result.converged,
+            "n_iter": result.n_iter,
+            "converged": result.converged,
             "residual": result.residuals[-1],
             "nnz_E": int(np.count_nonzero(result.E)),
             "fit_seconds": round(time.perf_counter() - start, 3),
@@ -148,8 +192,10 @@ class PMLLRS(BaseEstimator):
         """Scores ``[X, 1] W`` (n x q)."""
         X = check_features(X)
         if X.shape[1] != self.n_features_in_:
-            raise PmlbenchError(f"PML-LRS was fitted on {self.n_features_in_} features, got "
-                                f"{X.shape[1]}; use the same feature space for test data")
+            raise PmlbenchError(
+                f"PML-LRS was fitted on {self.n_features_in_} features, got "
+                f"{X.shape[1]}; use the same feature space for test data"
+            )
         with threadpool_limits(self.blas_threads, user_api="blas"):
             return np.asarray(with_bias(X) @ self.coef_)
 

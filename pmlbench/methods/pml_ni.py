@@ -7,7 +7,8 @@ The paper's objective, with ``Φ = [X, 1]`` and W, U, V of shape q x (d+1)::
 
 U is the low-rank multi-label classifier, V the sparse "feature-induced noise" identifier;
 only U is used at test time. The solver is the inexact augmented Lagrangian method of the
-authors' ``PMLNI_train.m``, where the penalty μ grows only when the change of U is small. Features are min-max scaled to [-1, 1] per feature on the training data.
+authors' ``PMLNI_train.m``, where the penalty μ grows only when the change of U is small.
+Features are min-max scaled to [-1, 1] per feature on the training data.
 
 Labels come from a learned threshold (the "size predictor" of Rank-SVM, as in
 ``PMLNI_test.m``): each training instance gets the cut of its scores that best separates its
@@ -47,9 +48,20 @@ class AlmResult:
     rank: int
 
 
-def pml_ni_alm(Phi, S: np.ndarray, lam: float, beta: float, gamma: float, *,
-               max_iter: int = 500, mu: float = 1e-4, rho: float = 1.1, mu_max: float = 1e10,
-               tol1: float = 1e-7, tol2: float = 1e-5) -> AlmResult:
+def pml_ni_alm(
+    Phi,
+    S: np.ndarray,
+    lam: float,
+    beta: float,
+    gamma: float,
+    *,
+    max_iter: int = 500,
+    mu: float = 1e-4,
+    rho: float = 1.1,
+    mu_max: float = 1e10,
+    tol1: float = 1e-7,
+    tol2: float = 1e-5,
+) -> AlmResult:
     """Inexact ALM for PML-NI's objective (as ``PMLNI_train.m``).
 
     ``Phi`` is n x p (features with a bias column), ``S`` the n x q targets (real values are
@@ -83,16 +95,36 @@ def pml_ni_alm(Phi, S: np.ndarray, lam: float, beta: float, gamma: float, *,
         if c1 < tol1 and c2 < tol2:
             converged = True
             break
-    return AlmResult(W=W, U=U, V=V, n_iter=n_iter, converged=converged, c1=float(c1),
-                     c2=float(c2), rank=int(np.linalg.matrix_rank(U)) if U.any() else 0)
+    return AlmResult(
+        W=W,
+        U=U,
+        V=V,
+        n_iter=n_iter,
+        converged=converged,
+        c1=float(c1),
+        c2=float(c2),
+        rank=int(np.linalg.matrix_rank(U)) if U.any() else 0,
+    )
 
 
-def pml_ni_objective(Phi, S: np.ndarray, W: np.ndarray, U: np.ndarray, V: np.ndarray,
-                     lam: float, beta: float, gamma: float) -> float:
+def pml_ni_objective(
+    Phi,
+    S: np.ndarray,
+    W: np.ndarray,
+    U: np.ndarray,
+    V: np.ndarray,
+    lam: float,
+    beta: float,
+    gamma: float,
+) -> float:
     """Value of the objective (the constraint W = U + V is not checked here)."""
     residual = S - np.asarray(Phi @ W.T)
-    return float(0.5 * np.sum(residual**2) + 0.5 * lam * np.sum(W**2)
-                 + beta * scipy.linalg.svdvals(U).sum() + gamma * np.abs(V).sum())
+    return float(
+        0.5 * np.sum(residual**2)
+        + 0.5 * lam * np.sum(W**2)
+        + beta * scipy.linalg.svdvals(U).sum()
+        + gamma * np.abs(V).sum()
+    )
 
 
 def best_cuts(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -105,8 +137,9 @@ def best_cuts(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
     n, q = scores.shape
     order = np.argsort(scores, axis=1, kind="stable")
     ordered = np.take_along_axis(scores, order, axis=1)
-    candidates = np.hstack([ordered[:, :1] - 0.1, (ordered[:, :-1] + ordered[:, 1:]) / 2,
-                            ordered[:, -1:] + 0.1])
+    candidates = np.hstack(
+        [ordered[:, :1] - 0.1, (ordered[:, :-1] + ordered[:, 1:]) / 2, ordered[:, -1:] + 0.1]
+    )
     cuts = np.empty(n)
     for i in range(n):
         positive = targets[i, order[i]].astype(np.int64)
@@ -152,8 +185,14 @@ class PMLNI(BaseEstimator):
 
     default_bipartition = {"rule": "method"}
 
-    def __init__(self, lam: float = 10.0, beta: float = 0.5, gamma: float = 0.5,
-                 max_iter: int = 500, blas_threads: int | None = 1):
+    def __init__(
+        self,
+        lam: float = 10.0,
+        beta: float = 0.5,
+        gamma: float = 0.5,
+        max_iter: int = 500,
+        blas_threads: int | None = 1,
+    ):
         self.lam = lam
         self.beta = beta
         self.gamma = gamma
@@ -161,15 +200,20 @@ class PMLNI(BaseEstimator):
         self.blas_threads = blas_threads
 
     def _check_params(self) -> None:
-        check_hyperparameters(self, non_negative=("lam", "beta", "gamma"), positive_int=("max_iter",))
+        check_hyperparameters(
+            self, non_negative=("lam", "beta", "gamma"), positive_int=("max_iter",)
+        )
 
     def _design(self, X) -> np.ndarray:
         X = check_features(X)
         if X.shape[1] != self.scale_low_.shape[0]:
-            raise PmlbenchError(f"PML-NI was fitted on {self.scale_low_.shape[0]} features, got "
-                                f"{X.shape[1]}; use the same feature space for test data")
-        return np.hstack([minmax_apply(X, self.scale_low_, self.scale_span_),
-                          np.ones((X.shape[0], 1))])
+            raise PmlbenchError(
+                f"PML-NI was fitted on {self.scale_low_.shape[0]} features, got "
+                f"{X.shape[1]}; use the same feature space for test data"
+            )
+        return np.hstack(
+            [minmax_apply(X, self.scale_low_, self.scale_span_), np.ones((X.shape[0], 1))]
+        )
 
     def fit(self, X, Y) -> PMLNI:
         """Solve the objective on the candidate labels, then fit the size predictor on them."""
@@ -183,16 +227,26 @@ class PMLNI(BaseEstimator):
         S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0]).astype(np.float64)
         self.scale_low_, self.scale_span_ = minmax_fit(X)
         Phi = self._design(X)
-        result = pml_ni_alm(Phi, S, float(self.lam), float(self.beta), float(self.gamma),
-                            max_iter=int(self.max_iter))
+        result = pml_ni_alm(
+            Phi,
+            S,
+            float(self.lam),
+            float(self.beta),
+            float(self.gamma),
+            max_iter=int(self.max_iter),
+        )
         self.U_, self.V_ = result.U, result.V
         scores = Phi @ self.U_.T
         cuts = best_cuts(scores, S)
         design = np.hstack([scores, np.ones((scores.shape[0], 1))])
         self.size_weights_ = scipy.linalg.lstsq(design, cuts)[0]
         self.diagnostics_ = {
-            "n_iter": result.n_iter, "converged": result.converged, "c1": result.c1,
-            "c2": result.c2, "rank_U": result.rank, "nnz_V": int(np.count_nonzero(result.V)),
+            "n_iter": result.n_iter,
+            "converged": result.converged,
+            "c1": result.c1,
+            "c2": result.c2,
+            "rank_U": result.rank,
+            "nnz_V": int(np.count_nonzero(result.V)),
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
         return self

@@ -44,8 +44,15 @@ class RidgeSystem:
     sparse: only the Gram matrix is dense.
     """
 
-    def __init__(self, X, lambda2: float, *, solver: str = "cholesky", form: str = "auto",
-                 key: str | None = None):
+    def __init__(
+        self,
+        X,
+        lambda2: float,
+        *,
+        solver: str = "cholesky",
+        form: str = "auto",
+        key: str | None = None,
+    ):
         if not np.isfinite(lambda2) or lambda2 <= 0:
             raise PmlbenchError(f"lambda2 = {lambda2} must be a positive number, e.g. lambda2=10")
         if solver not in SOLVERS:
@@ -60,18 +67,23 @@ class RidgeSystem:
         key = key or fingerprint(X)
         G, self.gram_cached = _GRAMS.get_or_compute((key, self.dual), lambda: _gram(X, self.dual))
         if solver == "cholesky":
+
             def factor():
                 A = G + self.lambda2 * np.eye(G.shape[0])
-                return scipy.linalg.cho_factor(A, lower=True, overwrite_a=True,
-                                               check_finite=False)
+                return scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+
             self._factor, self.factor_cached = _FACTORS.get_or_compute(
-                (key, self.dual, "cholesky", self.lambda2), factor)
+                (key, self.dual, "cholesky", self.lambda2), factor
+            )
         else:
+
             def decompose():
                 s, Q = scipy.linalg.eigh(G, check_finite=False, driver="evd")
                 return np.clip(s, 0.0, None), Q
+
             self._factor, self.factor_cached = _FACTORS.get_or_compute(
-                (key, self.dual, "eigh"), decompose)
+                (key, self.dual, "eigh"), decompose
+            )
 
     def _inverse_times(self, B: np.ndarray) -> np.ndarray:
         if self.solver == "cholesky":
@@ -99,8 +111,10 @@ class LinearScores:
         """Scores ``X W`` (n x l)."""
         X = check_features(X)
         if X.shape[1] != self.n_features_in_:
-            raise PmlbenchError(f"X has {X.shape[1]} features but the model was fitted on "
-                                f"{self.n_features_in_}; use the same feature columns")
+            raise PmlbenchError(
+                f"X has {X.shape[1]} features but the model was fitted on "
+                f"{self.n_features_in_}; use the same feature columns"
+            )
         return np.asarray(X @ self.W_)
 
     def predict(self, X) -> np.ndarray:
@@ -122,9 +136,14 @@ class Ridge(LinearScores, BaseEstimator):
     default_tuning_grid = {"lambda2": [10, 100]}
     default_bipartition = {"rule": "threshold", "threshold": 0.5, "allow_empty": False}
 
-    def __init__(self, lambda2: float = 10.0, w_solver: str = "cholesky",
-                 threshold: float = 0.5, allow_empty: bool = False,
-                 blas_threads: int | None = 1):
+    def __init__(
+        self,
+        lambda2: float = 10.0,
+        w_solver: str = "cholesky",
+        threshold: float = 0.5,
+        allow_empty: bool = False,
+        blas_threads: int | None = 1,
+    ):
         self.lambda2 = lambda2
         self.w_solver = w_solver
         self.threshold = threshold

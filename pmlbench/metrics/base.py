@@ -63,7 +63,9 @@ class Metric:
     def arrow(self) -> str:
         return "↑" if self.higher_is_better else "↓"
 
-    def __call__(self, Y_true: np.ndarray, Y_pred: np.ndarray, scores: np.ndarray, **options) -> float:
+    def __call__(
+        self, Y_true: np.ndarray, Y_pred: np.ndarray, scores: np.ndarray, **options
+    ) -> float:
         if "*" not in self._accepted:
             options = {k: v for k, v in options.items() if k in self._accepted}
         return float(self.func(Y_true, Y_pred, scores, **options))

@@ -34,7 +34,7 @@ def _warn_if_two_valued(scores: np.ndarray, metric: str) -> None:
 
 
 def _stable_ranks(scores: np.ndarray) -> np.ndarray:
-    """MATLAB ranks: 1 = best; ties broken by a stable ascending sort (higher column ranks better)."""
+    """MATLAB ranks: 1 = best; ties broken by a stable ascending sort (higher column first)."""
     n, q = scores.shape
     order = np.argsort(scores, axis=1, kind="stable")
     position = np.empty_like(order)

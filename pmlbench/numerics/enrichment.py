@@ -171,8 +171,14 @@ def enrich(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 
 def label_enrichment(
-    X, Y: np.ndarray, *, k: int = 10, alpha: float = 0.5, max_iter: int = 1000,
-    tol: float = 1e-6, transpose: bool = True,
+    X,
+    Y: np.ndarray,
+    *,
+    k: int = 10,
+    alpha: float = 0.5,
+    max_iter: int = 1000,
+    tol: float = 1e-6,
+    transpose: bool = True,
 ) -> tuple[np.ndarray, dict]:
     """Algorithm 1 end to end: (Yhat, diagnostics with stage timings and propagation steps).
 
@@ -187,8 +193,9 @@ def label_enrichment(
     neighbors = cached_array("knn_graph", {"X": X, "k": int(k)}, lambda: knn_graph(X, k))
     timings["knn"] = time.perf_counter() - start
     start = time.perf_counter()
-    V = cached_array("nnls_weights", {"X": X, "neighbors": neighbors},
-                     lambda: nnls_weights(X, neighbors))
+    V = cached_array(
+        "nnls_weights", {"X": X, "neighbors": neighbors}, lambda: nnls_weights(X, neighbors)
+    )
     timings["nnls"] = time.perf_counter() - start
     start = time.perf_counter()
     P = V.T.tocsr() if transpose else V

@@ -51,7 +51,8 @@ def kneighbors(
             f"available; use k <= {available} or more training data"
         )
     ref_sq = (
-        np.asarray(X_ref.multiply(X_ref).sum(axis=1)).ravel() if sp.issparse(X_ref)
+        np.asarray(X_ref.multiply(X_ref).sum(axis=1)).ravel()
+        if sp.issparse(X_ref)
         else np.einsum("ij,ij->i", X_ref, X_ref)
     )
     n_query = X_query.shape[0]
@@ -60,8 +61,9 @@ def kneighbors(
     distances = np.empty((n_query, k)) if return_distance else None
     for start in range(0, n_query, block):
         stop = min(start + block, n_query)
-        D = euclidean_distances(X_query[start:stop], X_ref, Y_norm_squared=ref_sq[None, :],
-                                squared=True)
+        D = euclidean_distances(
+            X_query[start:stop], X_ref, Y_norm_squared=ref_sq[None, :], squared=True
+        )
         if exclude_self:
             D[np.arange(stop - start), np.arange(start, stop)] = np.inf
         idx = _stable_smallest(D, k)

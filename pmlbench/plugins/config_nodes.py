@@ -72,8 +72,14 @@ def plugin_parameters(kind: str, obj: Any) -> dict[str, Any]:
     return result
 
 
-BIPARTITION_DEFAULTS = {"rule": "method", "threshold": 0.5, "allow_empty": True,
-                        "objective": "hamming_loss", "training_scores": "cv", "cv": 5}
+BIPARTITION_DEFAULTS = {
+    "rule": "method",
+    "threshold": 0.5,
+    "allow_empty": True,
+    "objective": "hamming_loss",
+    "training_scores": "cv",
+    "cv": 5,
+}
 TUNE_DEFAULTS = {"cv": 5, "scoring": "average_precision", "oracle": False, "n_jobs": None}
 
 
@@ -104,8 +110,13 @@ def register_config_nodes() -> list[str]:
             try:
                 obj = info.load()
                 if kind == "method":
-                    store.store(group="method", name=name, node=method_node(name, obj),
-                                package="_global_", provider=info.distribution)
+                    store.store(
+                        group="method",
+                        name=name,
+                        node=method_node(name, obj),
+                        package="_global_",
+                        provider=info.distribution,
+                    )
                 else:
                     node = {"name": name, **plugin_parameters(kind, obj)}
                     store.store(group=kind, name=name, node=node, provider=info.distribution)
@@ -114,9 +125,16 @@ def register_config_nodes() -> list[str]:
                 # A bare node keeps the name selectable; the run then reports the real problem.
                 node = {"name": name}
                 if kind == "method":
-                    node = {"method": node, "tune": {"grid": {}, **TUNE_DEFAULTS},
-                            "bipartition": dict(BIPARTITION_DEFAULTS)}
-                store.store(group=kind, name=name, node=node,
-                            package="_global_" if kind == "method" else None,
-                            provider=info.distribution)
+                    node = {
+                        "method": node,
+                        "tune": {"grid": {}, **TUNE_DEFAULTS},
+                        "bipartition": dict(BIPARTITION_DEFAULTS),
+                    }
+                store.store(
+                    group=kind,
+                    name=name,
+                    node=node,
+                    package="_global_" if kind == "method" else None,
+                    provider=info.distribution,
+                )
     return problems

@@ -64,7 +64,8 @@ def check_noise_output(info: PluginInfo, Y_true: np.ndarray, Y_cand: Any) -> np.
         raise PluginError(f"{info.label} returned shape {Y_cand.shape}, expected {Y_true.shape}")
     if np.any(Y_true > Y_cand):
         raise PluginError(
-            f"{info.label} dropped true labels from candidate sets; a noise model may only add labels"
+            f"{info.label} dropped true labels from candidate sets; "
+            "a noise model may only add labels"
         )
     return Y_cand
 
@@ -95,7 +96,6 @@ def check_method_api(info: PluginInfo, estimator: Any) -> Any:
     return estimator
 
 
-
 def check_method_output(
     info: PluginInfo, scores: Any, Y_pred: Any, shape: tuple[int, int]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -110,7 +110,9 @@ def check_method_output(
         raise PluginError(f"{info.label} returned NaN or infinite scores")
     Y_pred = as_dense(Y_pred)
     if Y_pred.shape != shape:
-        raise PluginError(f"{info.label} predicted labels of shape {Y_pred.shape}, expected {shape}")
+        raise PluginError(
+            f"{info.label} predicted labels of shape {Y_pred.shape}, expected {shape}"
+        )
     if not np.isin(Y_pred, (0, 1)).all():
         raise PluginError(f"{info.label} predicted values other than 0/1")
     return scores, Y_pred.astype(np.uint8)

@@ -58,8 +58,10 @@ def preset_sources() -> list[PresetSource]:
     for ep in entry_points(group=GROUP):
         if ep.attr:
             dist = ep.dist.metadata["Name"] if ep.dist is not None else "<unknown>"
-            raise PluginError(f"the pmlbench.presets entry point {ep.name!r} of distribution "
-                              f"{dist!r} must name a package, not {ep.value!r}")
+            raise PluginError(
+                f"the pmlbench.presets entry point {ep.name!r} of distribution "
+                f"{dist!r} must name a package, not {ep.value!r}"
+            )
         dist = ep.dist.metadata["Name"] if ep.dist is not None else "<unknown>"
         source = PresetSource(ep.module, dist)
         if source not in sources:
@@ -84,10 +86,10 @@ def with_preset_searchpath(argv: list[str]) -> list[str]:
         return list(argv)
     for i, arg in enumerate(argv):
         if arg.startswith(_SEARCHPATH):
-            given = arg[len(_SEARCHPATH):].strip()
+            given = arg[len(_SEARCHPATH) :].strip()
             inner = given[1:-1].strip() if given.startswith("[") and given.endswith("]") else given
             merged = ",".join([p for p in [inner] if p] + paths)
-            return [*argv[:i], f"{_SEARCHPATH}[{merged}]", *argv[i + 1:]]
+            return [*argv[:i], f"{_SEARCHPATH}[{merged}]", *argv[i + 1 :]]
     # next to the other overrides: argparse rejects overrides split by options such as --cfg
     # (and first when there is none, where no option such as --info can take it as its value)
     at = next((i for i, a in enumerate(argv) if "=" in a and not a.startswith("-")), 0)

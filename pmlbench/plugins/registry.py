@@ -63,7 +63,10 @@ def plugins(kind: str) -> dict[str, PluginInfo]:
         info = PluginInfo(kind, ep.name, ep, _distribution_name(ep))
         previous = found.get(ep.name)
         if previous is not None:
-            if previous.entry_point.value == ep.value and previous.distribution == info.distribution:
+            if (
+                previous.entry_point.value == ep.value
+                and previous.distribution == info.distribution
+            ):
                 continue  # the same distribution seen twice on sys.path
             raise PluginError(
                 f"two {kind} plugins are named {ep.name!r}: one from distribution "

@@ -78,8 +78,9 @@ def candidate_thresholds(scores: np.ndarray) -> np.ndarray:
     return np.concatenate([[values[0] - gap / 2], middle, [values[-1] + gap / 2]])
 
 
-def _best_threshold(values: np.ndarray, thresholds: np.ndarray, higher_is_better: bool,
-                    default: float) -> float:
+def _best_threshold(
+    values: np.ndarray, thresholds: np.ndarray, higher_is_better: bool, default: float
+) -> float:
     signed = np.where(np.isfinite(values), values if higher_is_better else -values, -np.inf)
     tied = np.flatnonzero(signed == signed.max())
     closest = tied[np.argmin(np.abs(thresholds[tied] - default))]  # argmin: the lower on ties
@@ -99,9 +100,9 @@ def objective_metric(name: str) -> Metric:
     return metric
 
 
-
-def out_of_fold_scores(estimator, X, Y: np.ndarray, cv: int,
-                       random_state: int | None) -> np.ndarray:
+def out_of_fold_scores(
+    estimator, X, Y: np.ndarray, cv: int, random_state: int | None
+) -> np.ndarray:
     """Scores of every training instance from a clone fitted on the other folds."""
     if cv > Y.shape[0]:
         raise PmlbenchError(
@@ -110,8 +111,10 @@ def out_of_fold_scores(estimator, X, Y: np.ndarray, cv: int,
     try:
         template = clone(estimator)
     except TypeError as exc:
-        raise PluginError(f"{type(estimator).__name__} cannot be cloned ({exc}); use "
-                          "bipartition.training_scores=train") from None
+        raise PluginError(
+            f"{type(estimator).__name__} cannot be cloned ({exc}); use "
+            "bipartition.training_scores=train"
+        ) from None
     scores = np.empty(Y.shape, dtype=np.float64)
     for fit_idx, held_idx in KFold(cv, shuffle=True, random_state=random_state).split(Y):
         model = clone(template).fit(X[fit_idx], Y[fit_idx])
@@ -137,15 +140,18 @@ class Bipartition:
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)):
             raise PmlbenchError(f"bipartition.threshold must be a number, got {self.threshold!r}")
         if self.training_scores not in TRAINING_SCORES:
-            raise PmlbenchError(f"unknown bipartition.training_scores {self.training_scores!r}; "
-                                f"use one of {list(TRAINING_SCORES)}")
+            raise PmlbenchError(
+                f"unknown bipartition.training_scores {self.training_scores!r}; "
+                f"use one of {list(TRAINING_SCORES)}"
+            )
         if isinstance(self.cv, bool) or not isinstance(self.cv, int) or self.cv < 2:
             raise PmlbenchError(f"bipartition.cv must be an integer >= 2, got {self.cv!r}")
         if self.rule in ("global", "per_label"):
             self._objective = objective_metric(self.objective)
 
-    def fit(self, estimator, X_train, Y_candidates, *, random_state: int | None = None
-            ) -> Bipartition:
+    def fit(
+        self, estimator, X_train, Y_candidates, *, random_state: int | None = None
+    ) -> Bipartition:
         """Fit the rule's values on the training split (a fitted estimator, candidate labels)."""
         Y = np.asarray(Y_candidates)
         self.fitted = {"rule": self.rule}
@@ -174,19 +180,24 @@ class Bipartition:
             if not self.allow_empty:
                 Y_pred = ensure_nonempty(Y_pred, scores)
             values[i] = self._score(Y, Y_pred, scores)
-        return _best_threshold(values, thresholds, self._objective.higher_is_better,
-                               float(self.threshold))
+        return _best_threshold(
+            values, thresholds, self._objective.higher_is_better, float(self.threshold)
+        )
 
     def _fit_per_label(self, scores: np.ndarray, Y: np.ndarray) -> list[float]:
         # allow_empty acts after the per-label thresholds; it does not enter their choice
         result = []
         for j in range(Y.shape[1]):
-            column, truth = scores[:, j:j + 1], Y[:, j:j + 1]
+            column, truth = scores[:, j : j + 1], Y[:, j : j + 1]
             thresholds = candidate_thresholds(column)
-            values = np.array([self._score(truth, (column >= t).astype(np.uint8), column)
-                               for t in thresholds])
-            result.append(_best_threshold(values, thresholds, self._objective.higher_is_better,
-                                          float(self.threshold)))
+            values = np.array(
+                [self._score(truth, (column >= t).astype(np.uint8), column) for t in thresholds]
+            )
+            result.append(
+                _best_threshold(
+                    values, thresholds, self._objective.higher_is_better, float(self.threshold)
+                )
+            )
         return result
 
     def apply(self, estimator, X, scores: np.ndarray) -> np.ndarray:
@@ -209,8 +220,11 @@ class Bipartition:
 
     def describe(self) -> str:
         """The rule and its fitted values in one line (stored in every result row)."""
-        source = (f"{self.cv}-fold CV training scores" if self.training_scores == "cv"
-                  else "in-sample training scores")
+        source = (
+            f"{self.cv}-fold CV training scores"
+            if self.training_scores == "cv"
+            else "in-sample training scores"
+        )
         if self.rule == "method":
             text = "method's predict"
         elif self.rule == "threshold":
@@ -220,12 +234,16 @@ class Bipartition:
             text = f"global: score >= {t:.6g} (best {self.objective} vs candidates, {source})"
         elif self.rule == "per_label":
             t = np.asarray(self.fitted.get("thresholds", [np.nan]))
-            text = (f"per_label: {t.size} thresholds, median {np.median(t):.4g} in "
-                    f"[{t.min():.4g}, {t.max():.4g}] (best {self.objective} per label vs "
-                    f"candidates, {source})")
+            text = (
+                f"per_label: {t.size} thresholds, median {np.median(t):.4g} in "
+                f"[{t.min():.4g}, {t.max():.4g}] (best {self.objective} per label vs "
+                f"candidates, {source})"
+            )
         else:
-            text = (f"top_k: k={self.fitted.get('k')} top-scored labels (mean candidate set "
-                    f"size {self.fitted.get('mean_candidate_cardinality', float('nan')):.4g})")
+            text = (
+                f"top_k: k={self.fitted.get('k')} top-scored labels (mean candidate set "
+                f"size {self.fitted.get('mean_candidate_cardinality', float('nan')):.4g})"
+            )
         return text + ("" if self.allow_empty else ", top label if empty")
 
 
@@ -234,5 +252,7 @@ def make_bipartition(config: dict) -> Bipartition:
     known = {"rule", "threshold", "allow_empty", "objective", "training_scores", "cv"}
     unknown = set(config) - known
     if unknown:
-        raise PmlbenchError(f"unknown bipartition options {sorted(unknown)}; known: {sorted(known)}")
+        raise PmlbenchError(
+            f"unknown bipartition options {sorted(unknown)}; known: {sorted(known)}"
+        )
     return Bipartition(**config)

@@ -49,7 +49,8 @@ class ExperimentSpec:
     def __post_init__(self) -> None:
         if self.metric_convention not in CONVENTIONS:
             raise PmlbenchError(
-                f"unknown metric_convention {self.metric_convention!r}; use one of {list(CONVENTIONS)}"
+                f"unknown metric_convention {self.metric_convention!r}; "
+                f"use one of {list(CONVENTIONS)}"
             )
         if not self.metrics:
             raise PmlbenchError("no metrics selected; set metrics=[average_precision,...]")
@@ -146,8 +147,13 @@ def default_fit(estimator, X_train, Y_candidates, *, spec, Y_true_train, random_
     return estimator, {}
 
 
-def run_split(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan,
-              metrics: dict[str, Metric], fit: FitHook = default_fit) -> SplitResult:
+def run_split(
+    spec: ExperimentSpec,
+    dataset: Dataset,
+    plan: SplitPlan,
+    metrics: dict[str, Metric],
+    fit: FitHook = default_fit,
+) -> SplitResult:
     """Train on the candidate labels of the training part, evaluate on the test part."""
     X_train, X_test = dataset.X[plan.train_idx], dataset.X[plan.test_idx]
     Y_test = dataset.Y[plan.test_idx]
@@ -155,8 +161,14 @@ def run_split(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan,
     estimator, info = instantiate_method(spec.method, plan.method_seed)
     bipartition = make_bipartition(dict(spec.bipartition))
     start = time.perf_counter()
-    fitted = fit(estimator, X_train, Y_cand, spec=spec,
-                 Y_true_train=dataset.Y[plan.train_idx], random_state=plan.method_seed)
+    fitted = fit(
+        estimator,
+        X_train,
+        Y_cand,
+        spec=spec,
+        Y_true_train=dataset.Y[plan.train_idx],
+        random_state=plan.method_seed,
+    )
     estimator, tuned = fitted[0], fitted[1]
     tuning = fitted[2] if len(fitted) > 2 else {}
     bipartition.fit(estimator, X_train, Y_cand, random_state=plan.method_seed)
@@ -170,16 +182,28 @@ def run_split(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan,
     values = {name: metric(Y_test, Y_pred, scores, **options) for name, metric in metrics.items()}
     diagnostics = getattr(estimator, "diagnostics_", None)
     return SplitResult(
-        index=plan.index, values=values, fit_seconds=fit_seconds,
-        predict_seconds=predict_seconds, n_train=len(plan.train_idx), n_test=len(plan.test_idx),
-        n_degenerate=int(degenerate_rows(Y_test).sum()), bipartition=bipartition.describe(),
-        seeds=plan.seed_record, tuned=tuned, tuning=tuning,
+        index=plan.index,
+        values=values,
+        fit_seconds=fit_seconds,
+        predict_seconds=predict_seconds,
+        n_train=len(plan.train_idx),
+        n_test=len(plan.test_idx),
+        n_degenerate=int(degenerate_rows(Y_test).sum()),
+        bipartition=bipartition.describe(),
+        seeds=plan.seed_record,
+        tuned=tuned,
+        tuning=tuning,
         bipartition_fitted=dict(bipartition.fitted),
         diagnostics=dict(diagnostics) if isinstance(diagnostics, dict) else {},
         arrays={
-            "train_idx": plan.train_idx, "test_idx": plan.test_idx,
-            "y_train_candidates": Y_cand, "scores": scores, "y_pred": Y_pred,
-        } if spec.save_predictions else {},
+            "train_idx": plan.train_idx,
+            "test_idx": plan.test_idx,
+            "y_train_candidates": Y_cand,
+            "scores": scores,
+            "y_pred": Y_pred,
+        }
+        if spec.save_predictions
+        else {},
     )
 
 
@@ -203,6 +227,7 @@ def run_experiment(
     plans = plan_splits(dataset.n_instances, spec.n_splits, spec.test_size, spec.seed)
     results = []
     for plan in plans:
+
         def compute(plan: SplitPlan = plan) -> SplitResult:
             return run_split(spec, dataset, plan, metrics, fit=fit)
 
@@ -212,13 +237,17 @@ def run_experiment(
         results.append(result)
         if on_split_done is not None:
             on_split_done(result)
-    return ExperimentResult(spec, {"name": dataset.name, **dataset.summary()}, noise_name,
-                            results, metrics)
+    return ExperimentResult(
+        spec, {"name": dataset.name, **dataset.summary()}, noise_name, results, metrics
+    )
 
 
 def _scalar_params(node: dict[str, Any], prefix: str) -> dict[str, Any]:
-    return {f"{prefix}{k}": v for k, v in ExperimentSpec.params(node).items()
-            if isinstance(v, (int, float, str, bool)) or v is None}
+    return {
+        f"{prefix}{k}": v
+        for k, v in ExperimentSpec.params(node).items()
+        if isinstance(v, (int, float, str, bool)) or v is None
+    }
 
 
 def tidy_records(result: ExperimentResult) -> pd.DataFrame:
@@ -229,18 +258,27 @@ def tidy_records(result: ExperimentResult) -> pd.DataFrame:
     for split in result.splits:
         for name, value in split.values.items():
             metric = result.metrics[name]
-            rows.append({
-                "dataset": result.dataset_summary["name"],
-                "noise": result.noise_name, **noise_cols,
-                "method": spec.method["name"], **_scalar_params(spec.method, "param_"),
-                "seed": spec.seed, "split": split.index, "metric": name, "value": value,
-                "higher_is_better": metric.higher_is_better,
-                "convention": spec.metric_convention,
-                "bipartition": split.bipartition,
-                "tuned": ";".join(f"{k}={v}" for k, v in sorted(split.tuned.items())),
-                "oracle": bool(split.tuning.get("oracle", False)),
-                "n_train": split.n_train, "n_test": split.n_test,
-                "n_degenerate": split.n_degenerate,
-                "fit_seconds": split.fit_seconds, "predict_seconds": split.predict_seconds,
-            })
+            rows.append(
+                {
+                    "dataset": result.dataset_summary["name"],
+                    "noise": result.noise_name,
+                    **noise_cols,
+                    "method": spec.method["name"],
+                    **_scalar_params(spec.method, "param_"),
+                    "seed": spec.seed,
+                    "split": split.index,
+                    "metric": name,
+                    "value": value,
+                    "higher_is_better": metric.higher_is_better,
+                    "convention": spec.metric_convention,
+                    "bipartition": split.bipartition,
+                    "tuned": ";".join(f"{k}={v}" for k, v in sorted(split.tuned.items())),
+                    "oracle": bool(split.tuning.get("oracle", False)),
+                    "n_train": split.n_train,
+                    "n_test": split.n_test,
+                    "n_degenerate": split.n_degenerate,
+                    "fit_seconds": split.fit_seconds,
+                    "predict_seconds": split.predict_seconds,
+                }
+            )
     return pd.DataFrame(rows)

@@ -1,6 +1,7 @@
 """Fitting a method on a training split, with hyper-parameter tuning when configured.
 
-:func:`fit_with_tuning` is the fit hook the runner uses (see pmlbench.protocol.experiment.run_split):
+:func:`fit_with_tuning` is the fit hook the runner uses (see
+pmlbench.protocol.experiment.run_split):
 with a grid in ``spec.tune`` it selects the grid point by inner k-fold cross-validation on
 the training split (pmlbench.protocol.tuning), then refits on the whole training split.
 """
@@ -17,7 +18,6 @@ from pmlbench.protocol.bipartition import make_bipartition
 from pmlbench.protocol.tuning import make_plan, tune, tuning_grid
 
 __all__ = ["fit_with_tuning", "tuning_grid"]
-
 
 
 def fold_scorer(spec, metric, random_state: int | None):
@@ -58,8 +58,12 @@ def fit_with_tuning(
         estimator.fit(X_train, Y_candidates)
         return estimator, {}, {}
     chosen, record = tune(
-        estimator, X_train, np.asarray(Y_candidates), plan,
-        Y_true=np.asarray(Y_true_train), random_state=random_state,
+        estimator,
+        X_train,
+        np.asarray(Y_candidates),
+        plan,
+        Y_true=np.asarray(Y_true_train),
+        random_state=random_state,
         score_fold=fold_scorer(spec, plan.scoring, random_state),
     )
     estimator.set_params(**chosen)

@@ -37,11 +37,13 @@ def split_streams(seed: int, split: int) -> dict[str, np.random.SeedSequence]:
 
 
 def plan_splits(n: int, n_splits: int, test_size: float, seed: int) -> list[SplitPlan]:
-    """``n_splits`` random train/test partitions of ``n`` instances (test part: ceil(test_size*n))."""
+    """``n_splits`` random train/test partitions of ``n`` instances (ceil(test_size*n) test)."""
     if not isinstance(n_splits, int) or n_splits < 1:
         raise PmlbenchError(f"protocol.n_splits must be a positive integer, got {n_splits!r}")
     if not 0 < float(test_size) < 1:
-        raise PmlbenchError(f"protocol.test_size must lie strictly between 0 and 1, got {test_size!r}")
+        raise PmlbenchError(
+            f"protocol.test_size must lie strictly between 0 and 1, got {test_size!r}"
+        )
     n_test = math.ceil(float(test_size) * n)
     if n_test >= n or n_test < 1:
         raise PmlbenchError(f"test_size {test_size} leaves no training or no test data for n = {n}")
@@ -50,12 +52,18 @@ def plan_splits(n: int, n_splits: int, test_size: float, seed: int) -> list[Spli
         streams = split_streams(seed, s)
         permutation = np.random.default_rng(streams["split"]).permutation(n)
         method_seed = int(streams["method"].generate_state(1)[0])
-        plans.append(SplitPlan(
-            index=s,
-            train_idx=np.sort(permutation[n_test:]),
-            test_idx=np.sort(permutation[:n_test]),
-            noise_rng=np.random.default_rng(streams["noise"]),
-            method_seed=method_seed,
-            seed_record={"seed": int(seed), "spawn_key": [s], "method_random_state": method_seed},
-        ))
+        plans.append(
+            SplitPlan(
+                index=s,
+                train_idx=np.sort(permutation[n_test:]),
+                test_idx=np.sort(permutation[:n_test]),
+                noise_rng=np.random.default_rng(streams["noise"]),
+                method_seed=method_seed,
+                seed_record={
+                    "seed": int(seed),
+                    "spawn_key": [s],
+                    "method_random_state": method_seed,
+                },
+            )
+        )
     return plans

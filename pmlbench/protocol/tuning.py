@@ -90,8 +90,13 @@ def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | Non
         raise PmlbenchError(
             f"tune.cv={cv} asks for more folds than the {n_train} training instances; lower tune.cv"
         )
-    return TuningPlan(grid, cv, scoring_metric(tune.get("scoring", "average_precision")),
-                      bool(tune.get("oracle", False)), fold_workers(tune.get("n_jobs"), cv))
+    return TuningPlan(
+        grid,
+        cv,
+        scoring_metric(tune.get("scoring", "average_precision")),
+        bool(tune.get("oracle", False)),
+        fold_workers(tune.get("n_jobs"), cv),
+    )
 
 
 def fold_workers(n_jobs: Any, cv: int) -> int:
@@ -130,8 +135,15 @@ def cross_validate_grid(
     points = plan.points
     folds = KFold(plan.cv, shuffle=True, random_state=random_state).split(np.zeros(Y_fit.shape[0]))
     per_fold = Parallel(n_jobs=plan.n_jobs)(
-        delayed(_score_fold_grid)(estimator, points, X[fit_idx], Y_fit[fit_idx], X[held_idx],
-                                  Y_score[held_idx], score_fold)
+        delayed(_score_fold_grid)(
+            estimator,
+            points,
+            X[fit_idx],
+            Y_fit[fit_idx],
+            X[held_idx],
+            Y_score[held_idx],
+            score_fold,
+        )
         for fit_idx, held_idx in folds
     )
     return np.array(per_fold, dtype=float).T
@@ -164,17 +176,21 @@ def tune(
     """
     points = plan.points
     record: dict[str, Any] = {
-        "scoring": plan.scoring.name, "higher_is_better": plan.scoring.higher_is_better,
-        "against": "ground truth" if plan.oracle else "candidates", "cv": plan.cv,
-        "grid": points, "oracle": False,
+        "scoring": plan.scoring.name,
+        "higher_is_better": plan.scoring.higher_is_better,
+        "against": "ground truth" if plan.oracle else "candidates",
+        "cv": plan.cv,
+        "grid": points,
+        "oracle": False,
     }
     if len(points) == 1:
         record.update(cv=None, params=points[0], note="one grid point: no cross-validation")
         return points[0], record
     start = time.perf_counter()
     Y_score = Y_true if plan.oracle else Y_candidates
-    fold_scores = cross_validate_grid(estimator, X, Y_candidates, Y_score, plan,
-                                      random_state=random_state, score_fold=score_fold)
+    fold_scores = cross_validate_grid(
+        estimator, X, Y_candidates, Y_score, plan, random_state=random_state, score_fold=score_fold
+    )
     with np.errstate(all="ignore"):
         finite = np.isfinite(fold_scores)
         counts = finite.sum(axis=1)
@@ -182,8 +198,11 @@ def tune(
         means[counts == 0] = np.nan
     best = best_index(means, plan.scoring.higher_is_better)
     record.update(
-        oracle=plan.oracle, params=points[best], best_index=best,
-        mean_scores=means.tolist(), fold_scores=fold_scores.tolist(),
+        oracle=plan.oracle,
+        params=points[best],
+        best_index=best,
+        mean_scores=means.tolist(),
+        fold_scores=fold_scores.tolist(),
         seconds=time.perf_counter() - start,
     )
     return points[best], record

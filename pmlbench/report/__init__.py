@@ -17,5 +17,15 @@ from pmlbench.report.build import (
 from pmlbench.report.prepare import Prepared, prepare
 from pmlbench.report.sources import LoadedResults, load_results
 
-__all__ = ["LoadedResults", "Prepared", "Report", "ReportOptions", "build_report",
-           "load_results", "prepare", "print_report", "summary_markdown", "write_report"]
+__all__ = [
+    "LoadedResults",
+    "Prepared",
+    "Report",
+    "ReportOptions",
+    "build_report",
+    "load_results",
+    "prepare",
+    "print_report",
+    "summary_markdown",
+    "write_report",
+]

@@ -23,8 +23,17 @@ from pmlbench.stats.friedman import (
 from pmlbench.stats.multiple import adjust_pvalues
 from pmlbench.stats.wilcoxon import wilcoxon_signed_rank
 
-WILCOXON_COLUMNS = ["baseline", "metric", "n_datasets", "reference_better", "baseline_better",
-                    "statistic", "pvalue", "p_adjusted", "outcome"]
+WILCOXON_COLUMNS = [
+    "baseline",
+    "metric",
+    "n_datasets",
+    "reference_better",
+    "baseline_better",
+    "statistic",
+    "pvalue",
+    "p_adjusted",
+    "outcome",
+]
 
 
 @dataclass
@@ -44,13 +53,17 @@ def block_means(prepared: Prepared, metric: str) -> pd.DataFrame:
     rows = prepared.records[prepared.records["metric"] == metric]
     table = rows.groupby(["dataset", "level", "method"])["value"].mean().unstack("method")
     blocks = [b for b in prepared.blocks if b in table.index]
-    return table.reindex(index=pd.MultiIndex.from_tuples(blocks, names=["dataset", "level"])
-                         if blocks else table.index[:0],
-                         columns=[m for m in prepared.methods if m in table.columns])
+    return table.reindex(
+        index=pd.MultiIndex.from_tuples(blocks, names=["dataset", "level"])
+        if blocks
+        else table.index[:0],
+        columns=[m for m in prepared.methods if m in table.columns],
+    )
 
 
-def rank_tests(prepared: Prepared, alpha: float, reference: str | None,
-               notes: list[str]) -> dict[str, MetricRanks]:
+def rank_tests(
+    prepared: Prepared, alpha: float, reference: str | None, notes: list[str]
+) -> dict[str, MetricRanks]:
     """Friedman + Nemenyi/Holm post-hoc per metric over complete blocks."""
     out = {}
     for metric in prepared.metrics:
@@ -58,44 +71,79 @@ def rank_tests(prepared: Prepared, alpha: float, reference: str | None,
         complete = table.dropna(how="any")
         dropped = [b for b in table.index if b not in complete.index]
         if complete.shape[1] < 2 or len(complete) < 2:
-            notes.append(f"{metric}: no Friedman test ({complete.shape[1]} methods on "
-                         f"{len(complete)} PML datasets with results for every method; "
-                         "needs at least 2 of each)")
+            notes.append(
+                f"{metric}: no Friedman test ({complete.shape[1]} methods on "
+                f"{len(complete)} PML datasets with results for every method; "
+                "needs at least 2 of each)"
+            )
             continue
         if dropped:
-            notes.append(f"{metric}: the Friedman test leaves out {len(dropped)} PML datasets "
-                         f"where some method has no result: "
-                         + ", ".join(f"{d} ({lv})" for d, lv in dropped))
+            notes.append(
+                f"{metric}: the Friedman test leaves out {len(dropped)} PML datasets "
+                f"where some method has no result: " + ", ".join(f"{d} ({lv})" for d, lv in dropped)
+            )
         methods = list(complete.columns)
         result = friedman_test(complete.to_numpy(), prepared.directions[metric], methods)
         cd = nemenyi_critical_difference(result.k, result.n_blocks, alpha)
-        control = (control_posthoc(result, reference, alpha)
-                   if reference is not None and reference in methods else None)
-        out[metric] = MetricRanks(metric, result, cd, pairwise_posthoc(result, alpha), control,
-                                  dropped)
+        control = (
+            control_posthoc(result, reference, alpha)
+            if reference is not None and reference in methods
+            else None
+        )
+        out[metric] = MetricRanks(
+            metric, result, cd, pairwise_posthoc(result, alpha), control, dropped
+        )
     return out
 
 
 def ranks_frame(ranks: dict[str, MetricRanks]) -> pd.DataFrame:
-    rows = [{"metric": m, "method": method, "average_rank": float(rank),
-             "n_datasets": r.friedman.n_blocks}
-            for m, r in ranks.items()
-            for method, rank in zip(r.friedman.methods, r.friedman.average_ranks, strict=True)]
+    rows = [
+        {
+            "metric": m,
+            "method": method,
+            "average_rank": float(rank),
+            "n_datasets": r.friedman.n_blocks,
+        }
+        for m, r in ranks.items()
+        for method, rank in zip(r.friedman.methods, r.friedman.average_ranks, strict=True)
+    ]
     return pd.DataFrame(rows, columns=["metric", "method", "average_rank", "n_datasets"])
 
 
 def friedman_frame(ranks: dict[str, MetricRanks], alpha: float) -> pd.DataFrame:
-    rows = [{"metric": m, "k": r.friedman.k, "n_datasets": r.friedman.n_blocks,
-             "chi2": r.friedman.chi2, "pvalue": r.friedman.pvalue,
-             "f_statistic": r.friedman.f_statistic, "f_pvalue": r.friedman.f_pvalue,
-             "alpha": alpha, "nemenyi_cd": r.critical_difference}
-            for m, r in ranks.items()]
-    return pd.DataFrame(rows, columns=["metric", "k", "n_datasets", "chi2", "pvalue",
-                                       "f_statistic", "f_pvalue", "alpha", "nemenyi_cd"])
+    rows = [
+        {
+            "metric": m,
+            "k": r.friedman.k,
+            "n_datasets": r.friedman.n_blocks,
+            "chi2": r.friedman.chi2,
+            "pvalue": r.friedman.pvalue,
+            "f_statistic": r.friedman.f_statistic,
+            "f_pvalue": r.friedman.f_pvalue,
+            "alpha": alpha,
+            "nemenyi_cd": r.critical_difference,
+        }
+        for m, r in ranks.items()
+    ]
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "metric",
+            "k",
+            "n_datasets",
+            "chi2",
+            "pvalue",
+            "f_statistic",
+            "f_pvalue",
+            "alpha",
+            "nemenyi_cd",
+        ],
+    )
 
 
-def wilcoxon_tests(prepared: Prepared, reference: str, alpha: float,
-                   correction: str) -> pd.DataFrame:
+def wilcoxon_tests(
+    prepared: Prepared, reference: str, alpha: float, correction: str
+) -> pd.DataFrame:
     """Signed-rank test of the reference against each method per metric across PML datasets;
     with ``correction="holm"`` all these tests form one family."""
     rows = []
@@ -107,14 +155,24 @@ def wilcoxon_tests(prepared: Prepared, reference: str, alpha: float,
             pair = table[[reference, baseline]].dropna()
             if len(pair) == 0:
                 continue
-            result = wilcoxon_signed_rank(pair[reference].to_numpy(), pair[baseline].to_numpy(),
-                                          prepared.directions[metric])
-            rows.append({"baseline": baseline, "metric": metric, "n_datasets": result.n,
-                         "reference_better": result.n_a_better,
-                         "baseline_better": result.n_b_better, "statistic": result.statistic,
-                         "pvalue": result.pvalue, "_lean": result.rank_sum_a - result.rank_sum_b})
+            result = wilcoxon_signed_rank(
+                pair[reference].to_numpy(), pair[baseline].to_numpy(), prepared.directions[metric]
+            )
+            rows.append(
+                {
+                    "baseline": baseline,
+                    "metric": metric,
+                    "n_datasets": result.n,
+                    "reference_better": result.n_a_better,
+                    "baseline_better": result.n_b_better,
+                    "statistic": result.statistic,
+                    "pvalue": result.pvalue,
+                    "_lean": result.rank_sum_a - result.rank_sum_b,
+                }
+            )
     frame = pd.DataFrame(rows, columns=[*WILCOXON_COLUMNS[:7], "_lean"])
     frame["p_adjusted"] = adjust_pvalues(frame["pvalue"].to_numpy(), correction)
-    frame["outcome"] = np.where(frame["p_adjusted"] >= alpha, "tie",
-                                np.where(frame["_lean"] > 0, "win", "loss"))
+    frame["outcome"] = np.where(
+        frame["p_adjusted"] >= alpha, "tie", np.where(frame["_lean"] > 0, "win", "loss")
+    )
     return frame[WILCOXON_COLUMNS]

@@ -61,9 +61,11 @@ class ReportOptions:
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
             raise PmlbenchError(f"alpha must lie in (0, 1), got {self.alpha}")
-        for name, value, allowed in (("test", self.test, TESTS),
-                                     ("correction", self.correction, CORRECTIONS),
-                                     ("posthoc", self.posthoc, POSTHOCS)):
+        for name, value, allowed in (
+            ("test", self.test, TESTS),
+            ("correction", self.correction, CORRECTIONS),
+            ("posthoc", self.posthoc, POSTHOCS),
+        ):
             if value not in allowed:
                 raise PmlbenchError(f"unknown {name} {value!r}; use one of {list(allowed)}")
         if not 0 <= self.digits <= 10:
@@ -90,20 +92,26 @@ def _unmatched_warnings(comparisons: Comparisons) -> list[str]:
     lines = []
     unmatched = comparisons.unmatched
     for (baseline, dataset, level, only), rows in unmatched.groupby(
-            ["baseline", "dataset", "level", "only_in"], sort=False):
+        ["baseline", "dataset", "level", "only_in"], sort=False
+    ):
         pairs = sorted(set(zip(rows["seed"], rows["split"], strict=True)))
         shown = ", ".join(f"seed {s} split {p}" for s, p in pairs[:6])
         more = f" and {len(pairs) - 6} more" if len(pairs) > 6 else ""
         metrics = rows["metric"].nunique()
-        lines.append(f"{comparisons.reference} vs {baseline} on {dataset} ({level}): "
-                     f"{len(pairs)} splits only in {only} ({shown}{more}; {metrics} metrics); "
-                     "left out of the paired test, see unmatched.csv")
+        lines.append(
+            f"{comparisons.reference} vs {baseline} on {dataset} ({level}): "
+            f"{len(pairs)} splits only in {only} ({shown}{more}; {metrics} metrics); "
+            "left out of the paired test, see unmatched.csv"
+        )
     untested = comparisons.comparisons[comparisons.comparisons["outcome"] == UNTESTED]
-    for (baseline, dataset, level), rows in untested.groupby(["baseline", "dataset", "level"],
-                                                             sort=False):
-        lines.append(f"{comparisons.reference} vs {baseline} on {dataset} ({level}): fewer than "
-                     f"2 matched splits for {len(rows)} metrics; not tested and not counted in "
-                     "win/tie/loss")
+    for (baseline, dataset, level), rows in untested.groupby(
+        ["baseline", "dataset", "level"], sort=False
+    ):
+        lines.append(
+            f"{comparisons.reference} vs {baseline} on {dataset} ({level}): fewer than "
+            f"2 matched splits for {len(rows)} metrics; not tested and not counted in "
+            "win/tie/loss"
+        )
     return lines
 
 
@@ -113,8 +121,9 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
     if options.plots:
         plots.require_matplotlib()
     loaded = load_results(paths)
-    prepared = prepare(loaded.records, metrics=options.metrics, reference=options.reference,
-                       where=options.where)
+    prepared = prepare(
+        loaded.records, metrics=options.metrics, reference=options.reference, where=options.where
+    )
     notes, warnings = list(prepared.notes), []
     comparisons = wtl = wilcoxon = None
     reference = prepared.methods[0] if options.reference is not None else None
@@ -122,8 +131,14 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         if len(prepared.methods) < 2:
             raise PmlbenchError(f"only {reference} has results; win/tie/loss needs other methods")
         comparisons = compare_with_reference(
-            prepared.records, reference, prepared.directions, test=options.test,
-            alpha=options.alpha, correction=options.correction, baselines=prepared.methods[1:])
+            prepared.records,
+            reference,
+            prepared.directions,
+            test=options.test,
+            alpha=options.alpha,
+            correction=options.correction,
+            baselines=prepared.methods[1:],
+        )
         wtl = win_tie_loss(comparisons.comparisons, prepared.metrics)
         warnings += _unmatched_warnings(comparisons)
         wilcoxon = wilcoxon_tests(prepared, reference, options.alpha, options.correction)
@@ -132,61 +147,125 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         warnings.append(f"failed: {row.unit}: {row.error} ({row.path})")
     for run_dir in loaded.incomplete:
         warnings.append(f"incomplete run (no results.csv): {run_dir}")
-    return Report(options, loaded, prepared, table2.summarise(prepared, options.digits),
-                  comparisons, wtl, ranks, wilcoxon, notes, warnings)
+    return Report(
+        options,
+        loaded,
+        prepared,
+        table2.summarise(prepared, options.digits),
+        comparisons,
+        wtl,
+        ranks,
+        wilcoxon,
+        notes,
+        warnings,
+    )
 
 
 def stats_markdown(report: Report) -> str:
     """Friedman, post-hoc and Wilcoxon results as Markdown."""
     alpha, reference = report.options.alpha, report.comparisons and report.comparisons.reference
-    parts = ["# Tests across PML datasets\n\n",
-             "Blocks are PML datasets (dataset x noise level), each summarised by its mean over "
-             "splits; ranks follow each metric's direction (1 = best, ties share the average "
-             f"rank). alpha = {alpha:g}.\n"]
+    parts = [
+        "# Tests across PML datasets\n\n",
+        "Blocks are PML datasets (dataset x noise level), each summarised by its mean over "
+        "splits; ranks follow each metric's direction (1 = best, ties share the average "
+        f"rank). alpha = {alpha:g}.\n",
+    ]
     for metric, r in report.ranks.items():
         f = r.friedman
-        parts.append(f"\n## {metric_name(metric)}\n\n"
-                     f"Friedman chi2_F = {f.chi2:.3f} (p = {f.pvalue:.3g}), Iman-Davenport "
-                     f"F_F = {f.f_statistic:.3f} (p = {f.f_pvalue:.3g}); k = {f.k} methods, "
-                     f"N = {f.n_blocks} PML datasets; Nemenyi CD = {r.critical_difference:.3f}."
-                     "\n\n")
+        parts.append(
+            f"\n## {metric_name(metric)}\n\n"
+            f"Friedman chi2_F = {f.chi2:.3f} (p = {f.pvalue:.3g}), Iman-Davenport "
+            f"F_F = {f.f_statistic:.3f} (p = {f.f_pvalue:.3g}); k = {f.k} methods, "
+            f"N = {f.n_blocks} PML datasets; Nemenyi CD = {r.critical_difference:.3f}."
+            "\n\n"
+        )
         order = sorted(zip(f.average_ranks, f.methods, strict=True))
-        parts.append(markdown_table(["method", "average rank"],
-                                    [[m, f"{rank:.3f}"] for rank, m in order], ["l", "r"]))
-        significant = r.pairwise[r.pairwise["significant_nemenyi"] | r.pairwise[
-            "significant_holm"]]
+        parts.append(
+            markdown_table(
+                ["method", "average rank"], [[m, f"{rank:.3f}"] for rank, m in order], ["l", "r"]
+            )
+        )
+        significant = r.pairwise[r.pairwise["significant_nemenyi"] | r.pairwise["significant_holm"]]
         if len(significant):
-            parts.append("\nSignificantly different pairs:\n\n" + markdown_table(
-                ["method", "method", "rank difference", "p (Nemenyi)", "p (Holm)"],
-                [[s.method_a, s.method_b, f"{abs(s.rank_a - s.rank_b):.3f}",
-                  f"{s.p_nemenyi:.3g}", f"{s.p_holm:.3g}"]
-                 for s in significant.itertuples(index=False)], ["l", "l", "r", "r", "r"]))
+            parts.append(
+                "\nSignificantly different pairs:\n\n"
+                + markdown_table(
+                    ["method", "method", "rank difference", "p (Nemenyi)", "p (Holm)"],
+                    [
+                        [
+                            s.method_a,
+                            s.method_b,
+                            f"{abs(s.rank_a - s.rank_b):.3f}",
+                            f"{s.p_nemenyi:.3g}",
+                            f"{s.p_holm:.3g}",
+                        ]
+                        for s in significant.itertuples(index=False)
+                    ],
+                    ["l", "l", "r", "r", "r"],
+                )
+            )
         if r.control is not None:
-            parts.append(f"\nHolm post-hoc against {reference}:\n\n" + markdown_table(
-                ["method", "average rank", "z", "p", "p (Holm)", "significant"],
-                [[c.method, f"{c.rank:.3f}", f"{c.z:.3f}", f"{c.p:.3g}", f"{c.p_holm:.3g}",
-                  "yes" if c.significant_holm else "no"]
-                 for c in r.control.itertuples(index=False)], ["l", "r", "r", "r", "r", "l"]))
+            parts.append(
+                f"\nHolm post-hoc against {reference}:\n\n"
+                + markdown_table(
+                    ["method", "average rank", "z", "p", "p (Holm)", "significant"],
+                    [
+                        [
+                            c.method,
+                            f"{c.rank:.3f}",
+                            f"{c.z:.3f}",
+                            f"{c.p:.3g}",
+                            f"{c.p_holm:.3g}",
+                            "yes" if c.significant_holm else "no",
+                        ]
+                        for c in r.control.itertuples(index=False)
+                    ],
+                    ["l", "r", "r", "r", "r", "l"],
+                )
+            )
     if report.wilcoxon is not None and len(report.wilcoxon):
         parts.append(f"\n## Wilcoxon signed-rank test of {reference} across PML datasets\n\n")
-        parts.append(markdown_table(
-            ["vs", "metric", "datasets", "reference better", "baseline better", "p",
-             "p adjusted", "outcome"],
-            [[w.baseline, metric_name(w.metric), str(w.n_datasets), str(w.reference_better),
-              str(w.baseline_better), f"{w.pvalue:.3g}", f"{w.p_adjusted:.3g}", w.outcome]
-             for w in report.wilcoxon.itertuples(index=False)],
-            ["l", "l", "r", "r", "r", "r", "r", "l"]))
+        parts.append(
+            markdown_table(
+                [
+                    "vs",
+                    "metric",
+                    "datasets",
+                    "reference better",
+                    "baseline better",
+                    "p",
+                    "p adjusted",
+                    "outcome",
+                ],
+                [
+                    [
+                        w.baseline,
+                        metric_name(w.metric),
+                        str(w.n_datasets),
+                        str(w.reference_better),
+                        str(w.baseline_better),
+                        f"{w.pvalue:.3g}",
+                        f"{w.p_adjusted:.3g}",
+                        w.outcome,
+                    ]
+                    for w in report.wilcoxon.itertuples(index=False)
+                ],
+                ["l", "l", "r", "r", "r", "r", "r", "l"],
+            )
+        )
     return "".join(parts)
 
 
 def summary_markdown(report: Report) -> str:
     """The plain-language summary."""
     p, options = report.prepared, report.options
-    lines = ["# Summary\n",
-             f"{len(report.loaded.files)} result files; {p.records['dataset'].nunique()} "
-             f"datasets, {len(p.blocks)} PML datasets (dataset x noise level), "
-             f"{len(p.methods)} methods ({', '.join(p.methods)}), metrics: "
-             f"{', '.join(metric_name(m) for m in p.metrics)}."]
+    lines = [
+        "# Summary\n",
+        f"{len(report.loaded.files)} result files; {p.records['dataset'].nunique()} "
+        f"datasets, {len(p.blocks)} PML datasets (dataset x noise level), "
+        f"{len(p.methods)} methods ({', '.join(p.methods)}), metrics: "
+        f"{', '.join(metric_name(m) for m in p.metrics)}.",
+    ]
     if report.comparisons is not None:
         lines.append("\n## Win/tie/loss per PML dataset")
         lines += summary.wtl_sentences(report.comparisons, p.metrics)
@@ -194,12 +273,17 @@ def summary_markdown(report: Report) -> str:
         lines.append("\nNo reference method given: pass --reference METHOD for win/tie/loss.")
     if report.ranks:
         lines.append("\n## Ranks across PML datasets\n")
-        lines += summary.rank_sentences(report.ranks, options.alpha, options.posthoc,
-                                        report.comparisons and report.comparisons.reference)
+        lines += summary.rank_sentences(
+            report.ranks,
+            options.alpha,
+            options.posthoc,
+            report.comparisons and report.comparisons.reference,
+        )
     if report.wilcoxon is not None and len(report.wilcoxon):
         lines.append("")
-        lines += summary.wilcoxon_sentences(report.wilcoxon, report.comparisons.reference,
-                                            options.alpha)
+        lines += summary.wilcoxon_sentences(
+            report.wilcoxon, report.comparisons.reference, options.alpha
+        )
     if report.warnings or report.notes:
         lines.append("\n## Warnings and notes\n")
         lines += [f"- {w}" for w in [*report.warnings, *report.notes]]
@@ -239,9 +323,14 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
         _write_text(stats_markdown(report), out / "stats.md"),
         _write_csv(ranks_frame(report.ranks), out / "ranks.csv"),
         _write_csv(friedman_frame(report.ranks, report.options.alpha), out / "friedman.csv"),
-        _write_csv(pd.concat([r.pairwise.assign(metric=m) for m, r in report.ranks.items()],
-                             ignore_index=True) if report.ranks else pd.DataFrame(),
-                   out / "posthoc.csv"),
+        _write_csv(
+            pd.concat(
+                [r.pairwise.assign(metric=m) for m, r in report.ranks.items()], ignore_index=True
+            )
+            if report.ranks
+            else pd.DataFrame(),
+            out / "posthoc.csv",
+        ),
         _write_csv(report.loaded.failures, out / "failures.csv"),
         _write_text(summary_markdown(report), out / "summary.md"),
     ]
@@ -258,16 +347,31 @@ def draw_figures(report: Report, out_dir: Path) -> list[Path]:
     for metric, r in report.ranks.items():
         pairs = r.pairwise
         flag = "significant_holm" if report.options.posthoc == "holm" else "significant_nemenyi"
-        different = {frozenset((a, b)) for a, b, s in zip(pairs["method_a"], pairs["method_b"],
-                                                          pairs[flag], strict=True) if s}
-        groups = nonsignificant_groups(list(r.friedman.methods), r.friedman.average_ranks,
-                                       lambda a, b, d=different: frozenset((a, b)) in d)
-        how = ("Holm" if report.options.posthoc == "holm" else "Nemenyi")
-        title = (f"{metric_name(metric)}: average ranks over {r.friedman.n_blocks} PML datasets\n"
-                 f"bars join methods not significantly different ({how}, "
-                 f"alpha {report.options.alpha:g})")
-        paths += plots.cd_diagram(r.friedman.methods, r.friedman.average_ranks,
-                                  r.critical_difference, groups, title, out_dir, f"cd_{metric}")
+        different = {
+            frozenset((a, b))
+            for a, b, s in zip(pairs["method_a"], pairs["method_b"], pairs[flag], strict=True)
+            if s
+        }
+        groups = nonsignificant_groups(
+            list(r.friedman.methods),
+            r.friedman.average_ranks,
+            lambda a, b, d=different: frozenset((a, b)) in d,
+        )
+        how = "Holm" if report.options.posthoc == "holm" else "Nemenyi"
+        title = (
+            f"{metric_name(metric)}: average ranks over {r.friedman.n_blocks} PML datasets\n"
+            f"bars join methods not significantly different ({how}, "
+            f"alpha {report.options.alpha:g})"
+        )
+        paths += plots.cd_diagram(
+            r.friedman.methods,
+            r.friedman.average_ranks,
+            r.critical_difference,
+            groups,
+            title,
+            out_dir,
+            f"cd_{metric}",
+        )
     paths += plots.noise_curves(report.prepared, report.table2, out_dir)
     sweeps = plots.sensitivity_params(report.prepared, report.options.sensitivity)
     paths += plots.sensitivity_curves(report.prepared, sweeps, out_dir)

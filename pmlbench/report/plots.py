@@ -32,8 +32,9 @@ FORMATS = ("svg", "png")
 def require_matplotlib() -> None:
     """Fail early, in one line, when plots are asked for but matplotlib is missing."""
     if importlib.util.find_spec("matplotlib") is None:
-        raise PmlbenchError("plots need matplotlib: pip install 'pmlbench[plots]' "
-                            "(or pass --no-plots)")
+        raise PmlbenchError(
+            "plots need matplotlib: pip install 'pmlbench[plots]' (or pass --no-plots)"
+        )
 
 
 def _figure(width: float, height: float):
@@ -58,8 +59,15 @@ def _save(fig, out_dir: Path, stem: str) -> list[Path]:
     return paths
 
 
-def cd_diagram(names, average_ranks, critical_difference: float,
-               groups: list[tuple[str, ...]], title: str, out_dir: Path, stem: str) -> list[Path]:
+def cd_diagram(
+    names,
+    average_ranks,
+    critical_difference: float,
+    groups: list[tuple[str, ...]],
+    title: str,
+    out_dir: Path,
+    stem: str,
+) -> list[Path]:
     """Critical-difference diagram: rank axis, CD bar, non-significance bars, method labels."""
     names = list(names)
     ranks = np.asarray(average_ranks, dtype=np.float64)
@@ -85,23 +93,35 @@ def cd_diagram(names, average_ranks, critical_difference: float,
         ax.plot([lo, end], [0.75, 0.75], color="black", lw=1.5)
         for x in (lo, end):
             ax.plot([x, x], [0.68, 0.82], color="black", lw=1)
-        ax.text((lo + end) / 2, 0.86, f"CD = {critical_difference:.2f}", ha="center",
-                va="bottom", fontsize=9)
+        ax.text(
+            (lo + end) / 2,
+            0.86,
+            f"CD = {critical_difference:.2f}",
+            ha="center",
+            va="bottom",
+            fontsize=9,
+        )
     position = dict(zip(names, ranks, strict=True))
     for g, group in enumerate(groups):
         y = -(0.2 + bar_gap * g)
         xs = [position[m] for m in group]
-        ax.plot([min(xs) - 0.03, max(xs) + 0.03], [y, y], color="black", lw=3.5,
-                solid_capstyle="round")
+        ax.plot(
+            [min(xs) - 0.03, max(xs) + 0.03], [y, y], color="black", lw=3.5, solid_capstyle="round"
+        )
     for side, members in (("left", left), ("right", right)):
         for row, i in enumerate(members):
             y = -(base + step * row)
             x_end = lo - 0.1 * (hi - lo) if side == "left" else hi + 0.1 * (hi - lo)
-            ax.plot([ranks[i], ranks[i], x_end], [0, y, y], color="0.3", lw=0.8,
-                    clip_on=False)
-            ax.text(x_end + (-0.01 if side == "left" else 0.01) * (hi - lo), y,
-                    f"{names[i]} ({ranks[i]:.2f})", ha="right" if side == "left" else "left",
-                    va="center", fontsize=9, clip_on=False)
+            ax.plot([ranks[i], ranks[i], x_end], [0, y, y], color="0.3", lw=0.8, clip_on=False)
+            ax.text(
+                x_end + (-0.01 if side == "left" else 0.01) * (hi - lo),
+                y,
+                f"{names[i]} ({ranks[i]:.2f})",
+                ha="right" if side == "left" else "left",
+                va="center",
+                fontsize=9,
+                clip_on=False,
+            )
     fig.suptitle(title, fontsize=9)
     return _save(fig, out_dir, stem)
 
@@ -113,9 +133,14 @@ def _grid(n: int, width: float = 3.6, height: float = 2.8, legend_space: float =
     rows = math.ceil(n / cols)
     fig_w, fig_h = width * cols, height * rows + 0.5 + legend_space
     fig = _figure(fig_w, fig_h)
-    fig.subplots_adjust(left=0.75 / fig_w, right=1 - 0.2 / fig_w, bottom=0.55 / fig_h,
-                        top=1 - (0.35 + legend_space) / fig_h, wspace=0.35,
-                        hspace=0.5 * 2.8 / height)
+    fig.subplots_adjust(
+        left=0.75 / fig_w,
+        right=1 - 0.2 / fig_w,
+        bottom=0.55 / fig_h,
+        top=1 - (0.35 + legend_space) / fig_h,
+        wspace=0.35,
+        hspace=0.5 * 2.8 / height,
+    )
     axes = [fig.add_subplot(rows, cols, i + 1) for i in range(n)]
     return fig, axes
 
@@ -142,15 +167,27 @@ def noise_curves(prepared: Prepared, summary: pd.DataFrame, out_dir: Path) -> li
                     continue
                 line["x"] = line["level"].map(lambda lv, p=param: numeric[lv].get(p, np.nan))
                 line = line.dropna(subset=["x"]).sort_values("x")
-                handles[method] = ax.errorbar(line["x"], line["mean"],
-                                              yerr=line["std"].fillna(0.0), marker="o",
-                                              ms=4, capsize=3, label=method)
+                handles[method] = ax.errorbar(
+                    line["x"],
+                    line["mean"],
+                    yerr=line["std"].fillna(0.0),
+                    marker="o",
+                    ms=4,
+                    capsize=3,
+                    label=method,
+                )
             ax.set_title(dataset, fontsize=10)
             ax.set_xlabel(f"noise {param}")
             ax.set_ylabel(f"{metric_name(metric)} {arrow(prepared.directions[metric])}")
             ax.grid(alpha=0.3)
-        fig.legend(list(handles.values()), list(handles), loc="upper center",
-                   ncol=min(len(handles), 6), fontsize=8, frameon=False)
+        fig.legend(
+            list(handles.values()),
+            list(handles),
+            loc="upper center",
+            ncol=min(len(handles), 6),
+            fontsize=8,
+            frameon=False,
+        )
         paths += _save(fig, out_dir, f"noise_{metric}")
     return paths
 
@@ -172,10 +209,13 @@ def sensitivity_params(prepared: Prepared, requested: list[str] | None) -> list[
         for param in requested:
             column = param if param.startswith(PARAM_PREFIX) else PARAM_PREFIX + param
             if column not in columns:
-                raise PmlbenchError(f"--sensitivity {param}: no results have a {column} column; "
-                                    f"swept parameters: {[c[len(PARAM_PREFIX):] for c in columns]}")
-            methods = [m for m, rows in records.groupby("method_name")
-                       if rows[column].nunique() >= 2]
+                raise PmlbenchError(
+                    f"--sensitivity {param}: no results have a {column} column; "
+                    f"swept parameters: {[c[len(PARAM_PREFIX) :] for c in columns]}"
+                )
+            methods = [
+                m for m, rows in records.groupby("method_name") if rows[column].nunique() >= 2
+            ]
             if not methods:
                 raise PmlbenchError(f"--sensitivity {param}: the parameter never varies")
             found += [(m, column) for m in methods]
@@ -191,8 +231,9 @@ def sensitivity_params(prepared: Prepared, requested: list[str] | None) -> list[
     return found
 
 
-def sensitivity_curves(prepared: Prepared, sweeps: list[tuple[str, str]],
-                       out_dir: Path) -> list[Path]:
+def sensitivity_curves(
+    prepared: Prepared, sweeps: list[tuple[str, str]], out_dir: Path
+) -> list[Path]:
     """Per swept parameter and metric: metric vs parameter (log axis), a line per dataset,
     a panel per noise level. Other swept parameters of the method stay at their most common
     value (the fixed value of a one-at-a-time sweep)."""
@@ -200,19 +241,25 @@ def sensitivity_curves(prepared: Prepared, sweeps: list[tuple[str, str]],
     paths: list[Path] = []
     for method, column in sweeps:
         rows = records[records["method_name"] == method]
-        others = [c for c in rows.columns if c.startswith(PARAM_PREFIX) and c != column
-                  and rows[c].nunique() > 1]
+        others = [
+            c
+            for c in rows.columns
+            if c.startswith(PARAM_PREFIX) and c != column and rows[c].nunique() > 1
+        ]
         for other in others:
             mode = rows[other].value_counts().sort_index().idxmax()
             rows = rows[rows[other] == mode]
         x = pd.to_numeric(rows[column], errors="coerce")
         rows = rows.assign(_x=x).dropna(subset=["_x"])
-        name = column[len(PARAM_PREFIX):]
+        name = column[len(PARAM_PREFIX) :]
         for metric in prepared.metrics:
             data = rows[rows["metric"] == metric]
-            levels = [lv for lv in dict.fromkeys(lv for _, lv in prepared.blocks)
-                      if (data["level"] == lv).any() and data.loc[data["level"] == lv,
-                                                                  "_x"].nunique() >= 2]
+            levels = [
+                lv
+                for lv in dict.fromkeys(lv for _, lv in prepared.blocks)
+                if (data["level"] == lv).any()
+                and data.loc[data["level"] == lv, "_x"].nunique() >= 2
+            ]
             if not levels:
                 continue
             fig, axes = _grid(len(levels))

@@ -59,8 +59,9 @@ def format_value(value) -> str:
 def _as_bool(series: pd.Series, what: str) -> pd.Series:
     text = series.astype(str).str.strip().str.lower()
     if not text.isin(["true", "false", "1", "0", "1.0", "0.0"]).all():
-        raise PmlbenchError(f"column {what} holds values other than true/false; "
-                            "regenerate the results.csv")
+        raise PmlbenchError(
+            f"column {what} holds values other than true/false; regenerate the results.csv"
+        )
     return text.isin(["true", "1", "1.0"])
 
 
@@ -68,8 +69,10 @@ def apply_filters(records: pd.DataFrame, where: dict[str, str]) -> pd.DataFrame:
     """Keep rows whose column equals the given text (``--where column=value``)."""
     for column, wanted in where.items():
         if column not in records.columns:
-            raise PmlbenchError(f"--where names column {column!r}, which no results.csv has; "
-                                f"columns: {sorted(records.columns)}")
+            raise PmlbenchError(
+                f"--where names column {column!r}, which no results.csv has; "
+                f"columns: {sorted(records.columns)}"
+            )
         values = records[column]
         keep = values.map(format_value) == format_value(_parse_number(wanted))
         keep |= values.astype(str) == wanted
@@ -94,8 +97,10 @@ def noise_levels(records: pd.DataFrame) -> tuple[pd.Series, dict[str, dict[str, 
     combos = records[["noise", *columns]].drop_duplicates()
     labels, values, order = {}, {}, {}
     for row in combos.itertuples(index=False):
-        name, params = str(row[0]), {c[len(NOISE_PREFIX):]: v for c, v in zip(columns, row[1:],
-                                                                                strict=True)}
+        name, params = (
+            str(row[0]),
+            {c[len(NOISE_PREFIX) :]: v for c, v in zip(columns, row[1:], strict=True)},
+        )
         params = {k: v for k, v in params.items() if not _missing(v)}
         if name == NATURAL_NOISE:
             label = NATURAL_NOISE
@@ -118,7 +123,8 @@ def _missing(value) -> bool:
 
 def _is_number(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))
+        value, (bool, np.bool_)
+    )
 
 
 def method_labels(records: pd.DataFrame) -> pd.Series:
@@ -144,7 +150,7 @@ def method_labels(records: pd.DataFrame) -> pd.Series:
 def _part(column: str, value) -> str:
     if column == "oracle":
         return f"oracle={format_value(value)}"
-    return f"{column[len(PARAM_PREFIX):]}={format_value(value)}"
+    return f"{column[len(PARAM_PREFIX) :]}={format_value(value)}"
 
 
 def _drop_duplicates(records: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -160,37 +166,50 @@ def _drop_duplicates(records: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
         raise PmlbenchError(
             f"conflicting results for {dict(zip(KEY, key, strict=True))} in "
             f"{' and '.join(sources) or 'the inputs'}; report each directory separately or "
-            "remove the stale run")
+            "remove the stale run"
+        )
     n_dropped = int(records.duplicated(KEY).sum())
-    notes.append(f"{n_dropped} duplicate result rows (the same run read more than once) "
-                 "were counted once")
+    notes.append(
+        f"{n_dropped} duplicate result rows (the same run read more than once) were counted once"
+    )
     return records.drop_duplicates(KEY)
 
 
-def prepare(records: pd.DataFrame, *, metrics: list[str] | None = None,
-            reference: str | None = None, where: dict[str, str] | None = None) -> Prepared:
+def prepare(
+    records: pd.DataFrame,
+    *,
+    metrics: list[str] | None = None,
+    reference: str | None = None,
+    where: dict[str, str] | None = None,
+) -> Prepared:
     """Label, check and order raw result rows for tables and tests."""
     notes: list[str] = []
     records = apply_filters(records, where or {})
     if "convention" in records.columns and records["convention"].nunique() > 1:
         found = sorted(records["convention"].astype(str).unique())
-        raise PmlbenchError(f"the results mix metric conventions {found}; they are not "
-                            f"comparable: add --where convention={found[0]}")
+        raise PmlbenchError(
+            f"the results mix metric conventions {found}; they are not "
+            f"comparable: add --where convention={found[0]}"
+        )
     records = records.copy()
     records["value"] = pd.to_numeric(records["value"], errors="coerce")
     bad = records["value"].isna()
     if bad.any():
         first = records[bad].iloc[0]
-        raise PmlbenchError(f"{int(bad.sum())} result rows have no numeric value (first: "
-                            f"{first['method']} on {first['dataset']}, metric {first['metric']}, "
-                            f"in {first.get('source', '?')}); rerun those runs")
+        raise PmlbenchError(
+            f"{int(bad.sum())} result rows have no numeric value (first: "
+            f"{first['method']} on {first['dataset']}, metric {first['metric']}, "
+            f"in {first.get('source', '?')}); rerun those runs"
+        )
     records["higher_is_better"] = _as_bool(records["higher_is_better"], "higher_is_better")
     available = list(dict.fromkeys(records["metric"].astype(str)))
     directions = {}
     for metric, rows in records.groupby("metric", sort=False):
         if rows["higher_is_better"].nunique() > 1:
-            raise PmlbenchError(f"metric {metric!r} is higher-is-better in some results and "
-                                "lower-is-better in others; report them separately")
+            raise PmlbenchError(
+                f"metric {metric!r} is higher-is-better in some results and "
+                "lower-is-better in others; report them separately"
+            )
         directions[str(metric)] = bool(rows["higher_is_better"].iloc[0])
     if metrics:
         unknown = [m for m in metrics if m not in directions]
@@ -206,10 +225,19 @@ def prepare(records: pd.DataFrame, *, metrics: list[str] | None = None,
     methods = sorted(records["method"].unique())
     if reference is not None:
         methods = [resolve_reference(reference, methods), *[m for m in methods if m != reference]]
-    blocks = sorted(set(zip(records["dataset"], records["level"], strict=True)),
-                    key=lambda b: (b[0], level_order[b[1]]))
-    return Prepared(records.reset_index(drop=True), metrics,
-                    {m: directions[m] for m in metrics}, methods, blocks, level_values, notes)
+    blocks = sorted(
+        set(zip(records["dataset"], records["level"], strict=True)),
+        key=lambda b: (b[0], level_order[b[1]]),
+    )
+    return Prepared(
+        records.reset_index(drop=True),
+        metrics,
+        {m: directions[m] for m in metrics},
+        methods,
+        blocks,
+        level_values,
+        notes,
+    )
 
 
 def resolve_reference(reference: str, methods: list[str]) -> str:
@@ -218,6 +246,8 @@ def resolve_reference(reference: str, methods: list[str]) -> str:
         return reference
     configurations = [m for m in methods if m.startswith(reference + "[")]
     if configurations:
-        raise PmlbenchError(f"{reference} ran in {len(configurations)} configurations; pass "
-                            f"one of them as the reference, e.g. --reference '{configurations[0]}'")
+        raise PmlbenchError(
+            f"{reference} ran in {len(configurations)} configurations; pass "
+            f"one of them as the reference, e.g. --reference '{configurations[0]}'"
+        )
     raise PmlbenchError(f"reference method {reference!r} has no results; choose one of {methods}")

@@ -4,14 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                   "^": r"\textasciicircum{}"}
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 METRIC_NAMES = {
-    "subset_accuracy": "subset accuracy", "hamming_loss": "Hamming loss",
-    "one_error": "one-error", "ranking_loss": "ranking loss", "coverage": "coverage",
-    "average_precision": "average precision", "macro_f1": "macro-F1", "micro_f1": "micro-F1",
+    "subset_accuracy": "subset accuracy",
+    "hamming_loss": "Hamming loss",
+    "one_error": "one-error",
+    "ranking_loss": "ranking loss",
+    "coverage": "coverage",
+    "average_precision": "average precision",
+    "macro_f1": "macro-F1",
+    "micro_f1": "micro-F1",
 }
 
 
@@ -32,19 +46,27 @@ def markdown_escape(text: str) -> str:
     return str(text).replace("|", r"\|")
 
 
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]],
-                   align: Sequence[str] | None = None) -> str:
+def markdown_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None
+) -> str:
     """A pipe table; ``align`` holds "l" or "r" per column."""
     align = align or ["l"] * len(header)
     rule = [":---" if a == "l" else "---:" if a == "r" else ":---:" for a in align]
-    lines = ["| " + " | ".join(markdown_escape(h) for h in header) + " |",
-             "| " + " | ".join(rule) + " |"]
+    lines = [
+        "| " + " | ".join(markdown_escape(h) for h in header) + " |",
+        "| " + " | ".join(rule) + " |",
+    ]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
-def latex_tabular(header: Sequence[str], blocks: Sequence[tuple[str | None, list[list[str]]]],
-                  align: str, caption: str = "", label: str = "") -> str:
+def latex_tabular(
+    header: Sequence[str],
+    blocks: Sequence[tuple[str | None, list[list[str]]]],
+    align: str,
+    caption: str = "",
+    label: str = "",
+) -> str:
     """A booktabs table: each block is (title spanning the columns or None, rows).
 
     Cells are inserted verbatim (escape them first); ``header`` entries are escaped here.
@@ -55,8 +77,11 @@ def latex_tabular(header: Sequence[str], blocks: Sequence[tuple[str | None, list
         lines.append(rf"\caption{{{caption}}}")
     if label:
         lines.append(rf"\label{{{label}}}")
-    lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
-              " & ".join(latex_escape(h) for h in header) + r" \\"]
+    lines += [
+        rf"\begin{{tabular}}{{{align}}}",
+        r"\toprule",
+        " & ".join(latex_escape(h) for h in header) + r" \\",
+    ]
     for title, rows in blocks:
         lines.append(r"\midrule")
         if title is not None:

@@ -28,8 +28,16 @@ FAILURE_FILE = "failed.json"
 UNITS_FILE = "units.json"
 RUN_MARKERS = ("run.json", ".hydra")
 RUN_FILES = {"run.json", UNITS_FILE, FAILURE_FILE}
-REQUIRED_COLUMNS = ("dataset", "noise", "method", "seed", "split", "metric", "value",
-                    "higher_is_better")
+REQUIRED_COLUMNS = (
+    "dataset",
+    "noise",
+    "method",
+    "seed",
+    "split",
+    "metric",
+    "value",
+    "higher_is_better",
+)
 FAILURE_COLUMNS = ["path", "unit", "error"]
 
 
@@ -52,8 +60,9 @@ class LoadedResults:
 
 def is_store(path: Path) -> bool:
     """Whether ``path`` is a result store: a directory of per-unit JSON files."""
-    return path.is_dir() and any(p.name not in RUN_FILES and not p.name.startswith(".")
-                                 for p in path.glob("*.json"))
+    return path.is_dir() and any(
+        p.name not in RUN_FILES and not p.name.startswith(".") for p in path.glob("*.json")
+    )
 
 
 def read_store(path: Path) -> LoadedResults | None:
@@ -65,21 +74,31 @@ def read_store(path: Path) -> LoadedResults | None:
         return None
     if not records.empty:
         records["source"] = [str(path / f"{k}.json") for k in records["unit_key"]]
-    failures = pd.DataFrame({
-        "path": [str(path / f"{k}{FAILED_SUFFIX}") for k in failed.get("unit_key", [])],
-        "unit": [_describe_unit(row) for row in failed.to_dict(orient="records")],
-        "error": [str(e) for e in failed.get("error", [])],
-    }, columns=FAILURE_COLUMNS)
-    return LoadedResults(records=records, files=[path] if not records.empty else [],
-                         failures=failures)
+    failures = pd.DataFrame(
+        {
+            "path": [str(path / f"{k}{FAILED_SUFFIX}") for k in failed.get("unit_key", [])],
+            "unit": [_describe_unit(row) for row in failed.to_dict(orient="records")],
+            "error": [str(e) for e in failed.get("error", [])],
+        },
+        columns=FAILURE_COLUMNS,
+    )
+    return LoadedResults(
+        records=records, files=[path] if not records.empty else [], failures=failures
+    )
 
 
 def _describe_unit(row: dict) -> str:
-    params = ", ".join(f"{k}={v}" for k, v in row.items()
-                       if k.startswith(("noise_", "param_")) and v is not None and v == v)
+    params = ", ".join(
+        f"{k}={v}"
+        for k, v in row.items()
+        if k.startswith(("noise_", "param_")) and v is not None and v == v
+    )
     text = f"{row.get('method')} on {row.get('dataset')} ({row.get('noise')}"
-    return text + (f", {params}" if params else "") + \
-        f"), seed {row.get('seed')}, split {row.get('split')}"
+    return (
+        text
+        + (f", {params}" if params else "")
+        + f"), seed {row.get('seed')}, split {row.get('split')}"
+    )
 
 
 def read_results_file(path: Path) -> pd.DataFrame:
@@ -92,8 +111,10 @@ def read_results_file(path: Path) -> pd.DataFrame:
         raise PmlbenchError(f"cannot read {path}: {exc}; delete or regenerate it") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
-        raise PmlbenchError(f"{path} lacks the columns {missing}; it is not a pmlbench "
-                            "results.csv (rerun with this pmlbench version)")
+        raise PmlbenchError(
+            f"{path} lacks the columns {missing}; it is not a pmlbench "
+            "results.csv (rerun with this pmlbench version)"
+        )
     frame["source"] = str(path)
     return frame
 
@@ -108,11 +129,16 @@ def read_failure(path: Path) -> dict[str, str]:
         record = {"error": str(record)}
     unit = record.get("unit") or record.get("key")
     if not isinstance(unit, str):
-        parts = [f"{k}={record[k]}" for k in ("dataset", "noise", "method", "seed", "split")
-                 if k in record]
+        parts = [
+            f"{k}={record[k]}"
+            for k in ("dataset", "noise", "method", "seed", "split")
+            if k in record
+        ]
         unit = ", ".join(parts) if parts else path.parent.name
-    error = next((record[k] for k in ("error", "message", "exception", "traceback")
-                  if record.get(k)), "no error message recorded")
+    error = next(
+        (record[k] for k in ("error", "message", "exception", "traceback") if record.get(k)),
+        "no error message recorded",
+    )
     lines = [line for line in str(error).strip().splitlines() if line.strip()]
     return {"path": str(path), "unit": unit, "error": lines[-1] if lines else str(error)}
 
@@ -123,9 +149,15 @@ def read_unit_log(path: Path) -> list[dict[str, str]]:
         entries = json.loads(path.read_text()).get("units", [])
     except (OSError, ValueError, AttributeError) as exc:
         return [{"path": str(path), "unit": path.parent.name, "error": f"unreadable: {exc}"}]
-    return [{"path": str(path), "unit": f"{path.parent.name}, split {e.get('split')}",
-             "error": str(e.get("error") or "no error message recorded")}
-            for e in entries if isinstance(e, dict) and e.get("status") == "failed"]
+    return [
+        {
+            "path": str(path),
+            "unit": f"{path.parent.name}, split {e.get('split')}",
+            "error": str(e.get("error") or "no error message recorded"),
+        }
+        for e in entries
+        if isinstance(e, dict) and e.get("status") == "failed"
+    ]
 
 
 def _walk(root: Path) -> LoadedResults:
@@ -137,13 +169,15 @@ def _walk(root: Path) -> LoadedResults:
         for marker in RUN_MARKERS:
             for found in root.rglob(marker):
                 run_dir = found.parent
-                if not any((run_dir / name).exists()
-                           for name in (RESULTS_FILE, FAILURE_FILE, UNITS_FILE)):
+                if not any(
+                    (run_dir / name).exists() for name in (RESULTS_FILE, FAILURE_FILE, UNITS_FILE)
+                ):
                     incomplete.append(run_dir)
     frames = [read_results_file(p) for p in files]
     return LoadedResults(
         records=pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(),
-        files=files, failures=pd.DataFrame(failures, columns=FAILURE_COLUMNS),
+        files=files,
+        failures=pd.DataFrame(failures, columns=FAILURE_COLUMNS),
         incomplete=sorted(set(incomplete)),
     )
 
@@ -162,13 +196,18 @@ def load_results(paths: Iterable[str | Path]) -> LoadedResults:
         parts.append(loaded if loaded is not None else _walk(path))
     frames = [p.records for p in parts if len(p.records)]
     if not frames:
-        raise PmlbenchError(f"no {RESULTS_FILE} found under {', '.join(map(str, paths))}; "
-                            "point pmlbench report at a run or multirun output directory")
+        raise PmlbenchError(
+            f"no {RESULTS_FILE} found under {', '.join(map(str, paths))}; "
+            "point pmlbench report at a run or multirun output directory"
+        )
     failures = [p.failures for p in parts if len(p.failures)]
     return LoadedResults(
         records=pd.concat(frames, ignore_index=True),
         files=[f for p in parts for f in p.files],
-        failures=(pd.concat(failures, ignore_index=True) if failures
-                  else pd.DataFrame(columns=FAILURE_COLUMNS)),
+        failures=(
+            pd.concat(failures, ignore_index=True)
+            if failures
+            else pd.DataFrame(columns=FAILURE_COLUMNS)
+        ),
         incomplete=[d for p in parts for d in p.incomplete],
     )

@@ -31,31 +31,44 @@ def wtl_sentences(comparisons: Comparisons, metrics: list[str]) -> list[str]:
             if not tested:
                 continue
             win, tie, loss = (int(counts.get(o, 0)) for o in ("win", "tie", "loss"))
-            totals = {"win": totals["win"] + win, "tie": totals["tie"] + tie,
-                      "loss": totals["loss"] + loss}
-            lines.append(f"- {ref} is significantly better than {baseline} on {win} of "
-                         f"{tested} PML datasets in {metric_name(metric)}, significantly worse "
-                         f"on {loss} and not significantly different on {tie} ({phrase}).")
+            totals = {
+                "win": totals["win"] + win,
+                "tie": totals["tie"] + tie,
+                "loss": totals["loss"] + loss,
+            }
+            lines.append(
+                f"- {ref} is significantly better than {baseline} on {win} of "
+                f"{tested} PML datasets in {metric_name(metric)}, significantly worse "
+                f"on {loss} and not significantly different on {tie} ({phrase})."
+            )
         n = sum(totals.values())
         if n:
-            lines.append(f"- In total: {totals['win']} wins, {totals['tie']} ties and "
-                         f"{totals['loss']} losses in {n} comparisons.")
+            lines.append(
+                f"- In total: {totals['win']} wins, {totals['tie']} ties and "
+                f"{totals['loss']} losses in {n} comparisons."
+            )
     return lines
 
 
-def rank_sentences(ranks: dict[str, MetricRanks], alpha: float, posthoc: str,
-                   reference: str | None) -> list[str]:
+def rank_sentences(
+    ranks: dict[str, MetricRanks], alpha: float, posthoc: str, reference: str | None
+) -> list[str]:
     lines = []
     for metric, r in ranks.items():
         f = r.friedman
         order = sorted(zip(f.average_ranks, f.methods, strict=True))
         ranking = ", ".join(f"{m} {rank:.2f}" for rank, m in order)
         differ = f.f_pvalue < alpha
-        verdict = ("the methods differ significantly" if differ
-                   else "no significant difference between the methods")
-        text = (f"- {metric_name(metric)}: {verdict} over {f.n_blocks} PML datasets (Friedman "
-                f"chi2_F = {f.chi2:.2f}, Iman-Davenport F_F = {f.f_statistic:.2f}, p = "
-                f"{f.f_pvalue:.3g}). Average ranks: {ranking}.")
+        verdict = (
+            "the methods differ significantly"
+            if differ
+            else "no significant difference between the methods"
+        )
+        text = (
+            f"- {metric_name(metric)}: {verdict} over {f.n_blocks} PML datasets (Friedman "
+            f"chi2_F = {f.chi2:.2f}, Iman-Davenport F_F = {f.f_statistic:.2f}, p = "
+            f"{f.f_pvalue:.3g}). Average ranks: {ranking}."
+        )
         if differ and reference is not None and reference in f.methods:
             if posthoc == "holm" and r.control is not None:
                 better = r.control[r.control["significant_holm"] & (r.control["z"] < 0)]
@@ -78,13 +91,18 @@ def rank_sentences(ranks: dict[str, MetricRanks], alpha: float, posthoc: str,
             verdict = " and ".join(parts) or "not significantly apart from any method"
             text += f" {reference} ranks {verdict} ({how})."
         lines.append(text)
-    small = [(r.friedman.n_blocks, r.friedman.k) for r in ranks.values()
-             if r.friedman.n_blocks <= 10 or r.friedman.k <= 5]
+    small = [
+        (r.friedman.n_blocks, r.friedman.k)
+        for r in ranks.values()
+        if r.friedman.n_blocks <= 10 or r.friedman.k <= 5
+    ]
     if small:
         n, k = small[0]
-        lines.append(f"- Note: the Friedman and post-hoc p-values are large-sample "
-                     f"approximations (rule of thumb: more than 10 datasets and more than 5 "
-                     f"methods); with N = {n} and k = {k} read them with care.")
+        lines.append(
+            f"- Note: the Friedman and post-hoc p-values are large-sample "
+            f"approximations (rule of thumb: more than 10 datasets and more than 5 "
+            f"methods); with N = {n} and k = {k} read them with care."
+        )
     return lines
 
 
@@ -93,8 +111,10 @@ def wilcoxon_sentences(wilcoxon: pd.DataFrame, reference: str, alpha: float) -> 
     for baseline, rows in wilcoxon.groupby("baseline", sort=False):
         wins = [metric_name(m) for m in rows.loc[rows["outcome"] == "win", "metric"]]
         losses = [metric_name(m) for m in rows.loc[rows["outcome"] == "loss", "metric"]]
-        lines.append(f"- {reference} vs {baseline} across PML datasets (Wilcoxon signed-rank, "
-                     f"alpha {alpha:g}): significantly better in {len(wins)} of {len(rows)} "
-                     f"metrics{' (' + ', '.join(wins) + ')' if wins else ''}, significantly "
-                     f"worse in {len(losses)}{' (' + ', '.join(losses) + ')' if losses else ''}.")
+        lines.append(
+            f"- {reference} vs {baseline} across PML datasets (Wilcoxon signed-rank, "
+            f"alpha {alpha:g}): significantly better in {len(wins)} of {len(rows)} "
+            f"metrics{' (' + ', '.join(wins) + ')' if wins else ''}, significantly "
+            f"worse in {len(losses)}{' (' + ', '.join(losses) + ')' if losses else ''}."
+        )
     return lines

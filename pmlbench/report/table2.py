@@ -28,13 +28,15 @@ def summarise(prepared: Prepared, digits: int = 3) -> pd.DataFrame:
     """Mean, sample std (ddof = 1) and count per metric, PML dataset and method; ``best`` marks
     the rounded mean that is best in the metric's direction (ties all True)."""
     grouped = prepared.records.groupby(["metric", "dataset", "level", "method"], sort=False)
-    summary = grouped["value"].agg(mean="mean", std=lambda v: v.std(ddof=1),
-                                   n="count").reset_index()
+    summary = (
+        grouped["value"].agg(mean="mean", std=lambda v: v.std(ddof=1), n="count").reset_index()
+    )
     rounded = summary["mean"].round(digits)
     higher = summary["metric"].map(prepared.directions)
     signed = rounded.where(higher, -rounded)
     best = signed.groupby([summary["metric"], summary["dataset"], summary["level"]]).transform(
-        "max")
+        "max"
+    )
     summary["best"] = signed == best
     order = {b: i for i, b in enumerate(prepared.blocks)}
     summary["_m"] = summary["metric"].map({m: i for i, m in enumerate(prepared.metrics)})
@@ -50,7 +52,10 @@ def _cells(summary: pd.DataFrame, digits: int):
     for row in summary.itertuples(index=False):
         std = MISSING if np.isnan(row.std) else f"{row.std:.{digits}f}"
         cells.setdefault((row.metric, row.dataset, row.level), {})[row.method] = (
-            f"{row.mean:.{digits}f}", std, bool(row.best))
+            f"{row.mean:.{digits}f}",
+            std,
+            bool(row.best),
+        )
     return cells
 
 
@@ -62,8 +67,13 @@ def _rows(prepared: Prepared, summary: pd.DataFrame, digits: int, fmt):
             found = cells.get((metric, dataset, level))
             if found is None:
                 continue
-            rows.append([dataset, level, *[fmt(*found[m]) if m in found else MISSING
-                                           for m in prepared.methods]])
+            rows.append(
+                [
+                    dataset,
+                    level,
+                    *[fmt(*found[m]) if m in found else MISSING for m in prepared.methods],
+                ]
+            )
         yield metric, rows
 
 
@@ -76,8 +86,9 @@ def to_markdown(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> s
     header = ["dataset", "noise", *prepared.methods]
     for metric, rows in _rows(prepared, summary, digits, fmt):
         direction = "higher is better" if prepared.directions[metric] else "lower is better"
-        parts.append(f"\n## {metric_name(metric)} {arrow(prepared.directions[metric])} "
-                     f"({direction})\n\n")
+        parts.append(
+            f"\n## {metric_name(metric)} {arrow(prepared.directions[metric])} ({direction})\n\n"
+        )
         parts.append(markdown_table(header, rows, ["l", "l"] + ["r"] * len(prepared.methods)))
     return "".join(parts)
 
@@ -92,10 +103,13 @@ def to_latex(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> str:
         up = r"$\uparrow$" if prepared.directions[metric] else r"$\downarrow$"
         escaped = [[latex_escape(r[0]), latex_escape(r[1]), *r[2:]] for r in rows]
         blocks.append((rf"\textit{{{latex_escape(metric_name(metric))}}} {up}", escaped))
-    return latex_tabular(["dataset", "noise", *prepared.methods], blocks,
-                         "ll" + "c" * len(prepared.methods),
-                         caption="Mean $\\pm$ std over splits; best per row in bold.",
-                         label="tab:results")
+    return latex_tabular(
+        ["dataset", "noise", *prepared.methods],
+        blocks,
+        "ll" + "c" * len(prepared.methods),
+        caption="Mean $\\pm$ std over splits; best per row in bold.",
+        label="tab:results",
+    )
 
 
 def to_rich(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> list[Table]:
@@ -105,8 +119,10 @@ def to_rich(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> list[
 
     tables = []
     for metric, rows in _rows(prepared, summary, digits, fmt):
-        table = Table(title=f"{metric_name(metric)} {arrow(prepared.directions[metric])}",
-                      title_justify="left")
+        table = Table(
+            title=f"{metric_name(metric)} {arrow(prepared.directions[metric])}",
+            title_justify="left",
+        )
         table.add_column("dataset")
         table.add_column("noise")
         for method in prepared.methods:

@@ -18,8 +18,18 @@ from pmlbench.protocol.experiment import ExperimentResult
 RESULTS_FILE = "results.csv"
 RECORD_FILE = "run.json"
 PREDICTIONS_DIR = "predictions"
-PACKAGES = ("pmlbench", "numpy", "scipy", "scikit-learn", "pandas", "statsmodels",
-            "hydra-core", "omegaconf", "rich", "threadpoolctl")
+PACKAGES = (
+    "pmlbench",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "pandas",
+    "statsmodels",
+    "hydra-core",
+    "omegaconf",
+    "rich",
+    "threadpoolctl",
+)
 
 
 def package_versions() -> dict[str, str]:
@@ -38,10 +48,19 @@ def git_commit() -> str | None:
     if not (root / ".git").exists():
         return None
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10, check=True)
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() + ("-dirty" if dirty else "")
@@ -56,10 +75,16 @@ def run_record(result: ExperimentResult, config: dict[str, Any]) -> dict[str, An
         "seeds": [s.seeds for s in result.splits],
         "splits": [
             {
-                "split": s.index, "n_train": s.n_train, "n_test": s.n_test,
-                "fit_seconds": s.fit_seconds, "predict_seconds": s.predict_seconds,
-                "bipartition": s.bipartition, "bipartition_fitted": s.bipartition_fitted,
-                "tuned": s.tuned, "tuning": s.tuning, "diagnostics": s.diagnostics,
+                "split": s.index,
+                "n_train": s.n_train,
+                "n_test": s.n_test,
+                "fit_seconds": s.fit_seconds,
+                "predict_seconds": s.predict_seconds,
+                "bipartition": s.bipartition,
+                "bipartition_fitted": s.bipartition_fitted,
+                "tuned": s.tuned,
+                "tuning": s.tuning,
+                "diagnostics": s.diagnostics,
                 "n_degenerate": s.n_degenerate,
             }
             for s in result.splits
@@ -75,10 +100,14 @@ def write_results(result: ExperimentResult, config: dict[str, Any], out_dir: str
     out_dir = Path(out_dir)
     for split in result.splits:
         if split.arrays:
-            atomic_write(out_dir / PREDICTIONS_DIR / f"split_{split.index}.npz",
-                         lambda p, a=split.arrays: _save_npz(p, a))
-    atomic_write_text(out_dir / RECORD_FILE,
-                      json.dumps(run_record(result, config), indent=2, default=_json_default))
+            atomic_write(
+                out_dir / PREDICTIONS_DIR / f"split_{split.index}.npz",
+                lambda p, a=split.arrays: _save_npz(p, a),
+            )
+    atomic_write_text(
+        out_dir / RECORD_FILE,
+        json.dumps(run_record(result, config), indent=2, default=_json_default),
+    )
     # results.csv last: its presence marks a complete run
     atomic_write(out_dir / RESULTS_FILE, lambda p: result.records().to_csv(p, index=False))
     return out_dir / RESULTS_FILE

@@ -36,11 +36,16 @@ def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
     """The plain-data experiment spec from a resolved config dict."""
     protocol = config.get("protocol", {})
     return ExperimentSpec(
-        dataset=config["dataset"], noise=config["noise"], method=config["method"],
-        tune=config.get("tune", {}), bipartition=config.get("bipartition", {"rule": "method"}),
-        metrics=list(config["metrics"]), metric_convention=config["metric_convention"],
+        dataset=config["dataset"],
+        noise=config["noise"],
+        method=config["method"],
+        tune=config.get("tune", {}),
+        bipartition=config.get("bipartition", {"rule": "method"}),
+        metrics=list(config["metrics"]),
+        metric_convention=config["metric_convention"],
         macro_f1_zero_division=config.get("macro_f1_zero_division", 0),
-        seed=int(config["seed"]), n_splits=protocol.get("n_splits", 5),
+        seed=int(config["seed"]),
+        n_splits=protocol.get("n_splits", 5),
         test_size=protocol.get("test_size", 0.5),
         save_predictions=bool(config.get("save_predictions", False)),
     )
@@ -49,8 +54,13 @@ def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
 class UnitsFailed(PmlbenchError):
     """Some units of a run raised; they were recorded, the others were run and written."""
 
-    def __init__(self, message: str, result: ExperimentResult | None,
-                 failures: list[dict[str, Any]], exit_code: int = 1) -> None:
+    def __init__(
+        self,
+        message: str,
+        result: ExperimentResult | None,
+        failures: list[dict[str, Any]],
+        exit_code: int = 1,
+    ) -> None:
         super().__init__(message)
         self.result = result
         self.failures = failures
@@ -93,11 +103,19 @@ def _one_line(exc: BaseException) -> str:
 
 
 class UnitRunner:
-    """The unit hook of pmlbench.protocol.experiment.run_experiment: reuse, compute, store, record."""
+    """The unit hook of protocol.experiment.run_experiment: reuse, compute, store, record."""
 
-    def __init__(self, spec: ExperimentSpec, config: dict[str, Any], keys: list[str],
-                 store: ResultStore | None, recompute: bool, out_dir: Path,
-                 advance=None, catch: bool = True) -> None:
+    def __init__(
+        self,
+        spec: ExperimentSpec,
+        config: dict[str, Any],
+        keys: list[str],
+        store: ResultStore | None,
+        recompute: bool,
+        out_dir: Path,
+        advance=None,
+        catch: bool = True,
+    ) -> None:
         self.spec, self.config, self.keys = spec, config, keys
         self.catch = catch
         self.store, self.recompute, self.out_dir = store, recompute, out_dir
@@ -149,8 +167,10 @@ class UnitRunner:
             return None
         # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics) in this process
         # (not in child processes): unlike wall time they do not grow when others share cores
-        timing = {"wall_seconds": time.perf_counter() - wall,
-                  "cpu_seconds": time.process_time() - cpu}
+        timing = {
+            "wall_seconds": time.perf_counter() - wall,
+            "cpu_seconds": time.process_time() - cpu,
+        }
         summary = {"name": dataset.name, **dataset.summary()}
         noise = NATURAL_NOISE if dataset.Y_candidates is not None else self.spec.noise["name"]
         if self.store is not None:
@@ -161,15 +181,19 @@ class UnitRunner:
         self.advance()
         return result
 
-    def unit_record(self, key: str, split: int, result: SplitResult,
-                    summary: dict[str, Any], noise: str) -> dict[str, Any]:
+    def unit_record(
+        self, key: str, split: int, result: SplitResult, summary: dict[str, Any], noise: str
+    ) -> dict[str, Any]:
         from pmlbench.runner.units import unit_description
 
         one = ExperimentResult(self.spec, summary, noise, [result], self.metrics)
         return {
-            "schema": 1, "key": key, "status": "done",
+            "schema": 1,
+            "key": key,
+            "status": "done",
             "unit": unit_description(self.spec, split),
-            "dataset": summary, "noise": noise,
+            "dataset": summary,
+            "noise": noise,
             "records": one.records().to_dict(orient="records"),
             "split": split_record(result),
             "config": self.config,
@@ -183,15 +207,26 @@ class UnitRunner:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         error = _one_line(exc)
         failure = {
-            "schema": 1, "key": key, "status": "failed",
+            "schema": 1,
+            "key": key,
+            "status": "failed",
             "unit": unit_description(self.spec, split),
-            "error": error, "error_type": type(exc).__name__, "traceback": text,
-            "config": self.config, "run": {**run_metadata(self.out_dir), **self.meta()},
+            "error": error,
+            "error_type": type(exc).__name__,
+            "traceback": text,
+            "config": self.config,
+            "run": {**run_metadata(self.out_dir), **self.meta()},
         }
         if self.store is not None:
             self.store.save_failure(failure)
-        self.log.add(key, split, "failed", error=error, traceback=text,
-                     user_error=isinstance(exc, PmlbenchError))
+        self.log.add(
+            key,
+            split,
+            "failed",
+            error=error,
+            traceback=text,
+            user_error=isinstance(exc, PmlbenchError),
+        )
 
     def fail_remaining(self, exc: BaseException) -> None:
         """A failure before or between units (e.g. the dataset does not load): every unit not
@@ -211,13 +246,24 @@ class UnitRunner:
             self.log.add(self.keys[split], split, "cached")
             self.advance()
         first = found[0][0]
-        return ExperimentResult(self.spec, first["dataset"], first["noise"],
-                                [result for _, result in found], self.metrics)
+        return ExperimentResult(
+            self.spec,
+            first["dataset"],
+            first["noise"],
+            [result for _, result in found],
+            self.metrics,
+        )
 
 
-def run_config(config: dict[str, Any], out_dir: Path, quiet: bool = False, *,
-               store: ResultStore | None = None, recompute: bool = False,
-               catch_failures: bool | None = None) -> ExperimentResult:
+def run_config(
+    config: dict[str, Any],
+    out_dir: Path,
+    quiet: bool = False,
+    *,
+    store: ResultStore | None = None,
+    recompute: bool = False,
+    catch_failures: bool | None = None,
+) -> ExperimentResult:
     """Run the experiment a resolved config describes and write its results into ``out_dir``.
 
     With ``store``, units found there are reused (unless ``recompute``), computed units are
@@ -237,8 +283,16 @@ def run_config(config: dict[str, Any], out_dir: Path, quiet: bool = False, *,
     label = f"{spec.method['name']} on {spec.dataset['name']}"
     with split_progress(quiet) as progress:
         task = progress.add_task(label, total=spec.n_splits)
-        runner = UnitRunner(spec, config, keys, store, recompute, out_dir,
-                            advance=lambda: progress.advance(task), catch=catch)
+        runner = UnitRunner(
+            spec,
+            config,
+            keys,
+            store,
+            recompute,
+            out_dir,
+            advance=lambda: progress.advance(task),
+            catch=catch,
+        )
         result = runner.assemble_stored()
         if result is None:
             try:
@@ -257,8 +311,9 @@ def run_config(config: dict[str, Any], out_dir: Path, quiet: bool = False, *,
     return result
 
 
-def units_failed(failures: list[dict[str, Any]], n_units: int, result, out_dir: Path
-                 ) -> UnitsFailed:
+def units_failed(
+    failures: list[dict[str, Any]], n_units: int, result, out_dir: Path
+) -> UnitsFailed:
     first = failures[0]["error"]
     user_error = all(f.get("user_error") for f in failures)
     if len(failures) == n_units and len({f["error"] for f in failures}) == 1:

@@ -52,9 +52,13 @@ def to_json(data: Any) -> str:
 
 def run_metadata(run_dir: str | Path | None = None) -> dict[str, Any]:
     """Who wrote a store entry, where and when."""
-    return {"host": socket.gethostname(), "pid": os.getpid(),
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "unix_time": time.time(),
-            "run_dir": None if run_dir is None else str(run_dir)}
+    return {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "unix_time": time.time(),
+        "run_dir": None if run_dir is None else str(run_dir),
+    }
 
 
 class ResultStore:
@@ -122,8 +126,10 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 def _check_dir(store_dir: str | Path) -> Path:
     root = Path(store_dir)
     if not root.is_dir():
-        raise PmlbenchError(f"result store {str(root)!r} does not exist; run a sweep first or "
-                            "pass the directory set as results_store")
+        raise PmlbenchError(
+            f"result store {str(root)!r} does not exist; run a sweep first or "
+            "pass the directory set as results_store"
+        )
     return root
 
 
@@ -182,8 +188,11 @@ def load_records(store_dir: str | Path, latest: bool = True) -> pd.DataFrame:
     records = iter_records(store_dir)
     if latest:
         records = latest_records(records)
-    rows = [{**row, "unit_key": record["key"]}
-            for record in records for row in record.get("records", [])]
+    rows = [
+        {**row, "unit_key": record["key"]}
+        for record in records
+        for row in record.get("records", [])
+    ]
     return pd.DataFrame(rows)
 
 
@@ -194,14 +203,18 @@ def load_failures(store_dir: str | Path) -> pd.DataFrame:
     for failure in iter_failures(store_dir):
         unit = failure.get("unit", {})
         noise, method = unit.get("noise", {}), unit.get("method", {})
-        rows.append({
-            "dataset": unit.get("dataset", {}).get("name"),
-            "noise": noise.get("name"),
-            **{f"noise_{k}": v for k, v in noise.items() if k != "name"},
-            "method": method.get("name"),
-            **{f"param_{k}": v for k, v in method.items() if k != "name"},
-            "seed": unit.get("seed"), "split": unit.get("split"),
-            "error": failure.get("error"), "unit_key": failure.get("key"),
-            "traceback": failure.get("traceback"),
-        })
+        rows.append(
+            {
+                "dataset": unit.get("dataset", {}).get("name"),
+                "noise": noise.get("name"),
+                **{f"noise_{k}": v for k, v in noise.items() if k != "name"},
+                "method": method.get("name"),
+                **{f"param_{k}": v for k, v in method.items() if k != "name"},
+                "seed": unit.get("seed"),
+                "split": unit.get("split"),
+                "error": failure.get("error"),
+                "unit_key": failure.get("key"),
+                "traceback": failure.get("traceback"),
+            }
+        )
     return pd.DataFrame(rows)

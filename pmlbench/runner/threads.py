@@ -35,8 +35,9 @@ def parallel_jobs(n_jobs: int | None, cores: int) -> int:
     return min(int(n_jobs), cores) if cores else int(n_jobs)
 
 
-def threads_for_job(setting: Any, launcher: dict[str, Any] | None = None,
-                    cores: int | None = None) -> int | None:
+def threads_for_job(
+    setting: Any, launcher: dict[str, Any] | None = None, cores: int | None = None
+) -> int | None:
     """The thread limit of one job (None: no limit)."""
     if setting is not None and setting != "auto":
         if isinstance(setting, bool) or not isinstance(setting, int) or setting < 1:

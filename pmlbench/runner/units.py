@@ -7,7 +7,8 @@ canonical JSON of that normalised description, so the same unit has the same key
 the config was written (argument order, ``1`` or ``1.0``, defaults spelt out or not).
 
 Options that do nothing in a unit are dropped: the tuning options without a tuning grid, and
-the bipartition options its rule does not read. The number of splits is not part of a unit (split ``i`` is the same whether 2 or 5 splits
+the bipartition options its rule does not read. The number of splits is not part of a unit
+(split ``i`` is the same whether 2 or 5 splits
 are run, see pmlbench.protocol.splits), nor are output options such as ``save_predictions``.
 
 The key also covers a fingerprint of the source files of the method, noise and dataset
@@ -106,8 +107,9 @@ def plugin_fingerprint(kind: str, name: str) -> str | None:
         return None  # an unknown plugin fails later with its own message
     try:
         obj = info.load()
-        source = inspect.getsourcefile(obj if inspect.isclass(obj) or inspect.isfunction(obj)
-                                       else type(obj))
+        source = inspect.getsourcefile(
+            obj if inspect.isclass(obj) or inspect.isfunction(obj) else type(obj)
+        )
     except PmlbenchError:
         source = _module_file(info.entry_point.value.split(":")[0])
     except (TypeError, OSError):
@@ -123,11 +125,15 @@ def _module_file(module: str) -> str | None:
     return spec.origin if spec is not None and spec.has_location else None
 
 
-def unit_description(spec: ExperimentSpec, split: int, *, fingerprints: bool = True
-                     ) -> dict[str, Any]:
+def unit_description(
+    spec: ExperimentSpec, split: int, *, fingerprints: bool = True
+) -> dict[str, Any]:
     """The normalised, canonical description of split ``split`` of ``spec``."""
-    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)
-              if f.name not in NOT_UNIT_FIELDS}
+    fields = {
+        f.name: getattr(spec, f.name)
+        for f in dataclasses.fields(spec)
+        if f.name not in NOT_UNIT_FIELDS
+    }
     fields["tune"] = _normalise_tune(dict(fields.get("tune") or {}))
     fields["bipartition"] = _normalise_bipartition(dict(fields.get("bipartition") or {}))
     fields["metrics"] = sorted(fields.get("metrics") or [])
@@ -142,8 +148,9 @@ def unit_description(spec: ExperimentSpec, split: int, *, fingerprints: bool = T
 
 def canonical_json(data: Any) -> str:
     """Key-sorted, whitespace-free JSON: equal data gives equal text."""
-    return json.dumps(_canonical(data), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=True, allow_nan=False)
+    return json.dumps(
+        _canonical(data), sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
 
 
 def content_key(data: Any) -> str:

@@ -57,8 +57,9 @@ def friedman_test(values, higher_is_better: bool, methods) -> FriedmanResult:
     if k != len(methods):
         raise PmlbenchError(f"{len(methods)} method names for a table with {k} columns")
     if k < 2 or n < 2:
-        raise PmlbenchError(f"the Friedman test needs at least 2 methods and 2 datasets, "
-                            f"got {k} and {n}")
+        raise PmlbenchError(
+            f"the Friedman test needs at least 2 methods and 2 datasets, got {k} and {n}"
+        )
     ranks = rank_within_blocks(values, higher_is_better).mean(axis=0)
     return friedman_from_ranks(ranks, n, methods)
 
@@ -69,9 +70,11 @@ def friedman_from_ranks(average_ranks, n_blocks: int, methods) -> FriedmanResult
     methods = tuple(str(m) for m in methods)
     k, n = len(ranks), int(n_blocks)
     if k != len(methods) or k < 2 or n < 2:
-        raise PmlbenchError(f"the Friedman test needs >= 2 methods (with names) and >= 2 "
-                            f"datasets, got {k} ranks, {len(methods)} names, {n} datasets")
-    chi2 = 12.0 * n / (k * (k + 1)) * (float(np.sum(ranks ** 2)) - k * (k + 1) ** 2 / 4.0)
+        raise PmlbenchError(
+            f"the Friedman test needs >= 2 methods (with names) and >= 2 "
+            f"datasets, got {k} ranks, {len(methods)} names, {n} datasets"
+        )
+    chi2 = 12.0 * n / (k * (k + 1)) * (float(np.sum(ranks**2)) - k * (k + 1) ** 2 / 4.0)
     chi2 = max(chi2, 0.0)  # rounding can make a zero statistic slightly negative
     pvalue = float(stats.chi2.sf(chi2, k - 1))
     denominator = n * (k - 1) - chi2
@@ -111,15 +114,22 @@ def pairwise_posthoc(result: FriedmanResult, alpha: float = 0.05) -> pd.DataFram
     for i, j in combinations(range(result.k), 2):
         diff = float(result.average_ranks[i] - result.average_ranks[j])
         z = diff / se
-        rows.append({
-            "method_a": result.methods[i], "method_b": result.methods[j],
-            "rank_a": float(result.average_ranks[i]), "rank_b": float(result.average_ranks[j]),
-            "z": z, "p": float(2.0 * stats.norm.sf(abs(z))),
-            "p_nemenyi": float(stats.studentized_range.sf(abs(z) * math.sqrt(2.0), result.k,
-                                                           np.inf)),
-        })
-    frame = pd.DataFrame(rows, columns=["method_a", "method_b", "rank_a", "rank_b", "z", "p",
-                                        "p_nemenyi"])
+        rows.append(
+            {
+                "method_a": result.methods[i],
+                "method_b": result.methods[j],
+                "rank_a": float(result.average_ranks[i]),
+                "rank_b": float(result.average_ranks[j]),
+                "z": z,
+                "p": float(2.0 * stats.norm.sf(abs(z))),
+                "p_nemenyi": float(
+                    stats.studentized_range.sf(abs(z) * math.sqrt(2.0), result.k, np.inf)
+                ),
+            }
+        )
+    frame = pd.DataFrame(
+        rows, columns=["method_a", "method_b", "rank_a", "rank_b", "z", "p", "p_nemenyi"]
+    )
     frame["p_holm"] = adjust_pvalues(frame["p"].to_numpy(), "holm")
     cd = nemenyi_critical_difference(result.k, result.n_blocks, alpha)
     frame["significant_nemenyi"] = (frame["rank_a"] - frame["rank_b"]).abs() > cd
@@ -140,11 +150,15 @@ def control_posthoc(result: FriedmanResult, control: str, alpha: float = 0.05) -
     others = [j for j in range(result.k) if j != c]
     z = np.array([(result.average_ranks[c] - result.average_ranks[j]) / se for j in others])
     p = 2.0 * stats.norm.sf(np.abs(z))
-    frame = pd.DataFrame({
-        "method": [result.methods[j] for j in others],
-        "rank": [float(result.average_ranks[j]) for j in others],
-        "control_rank": float(result.average_ranks[c]), "z": z, "p": p,
-    })
+    frame = pd.DataFrame(
+        {
+            "method": [result.methods[j] for j in others],
+            "rank": [float(result.average_ranks[j]) for j in others],
+            "control_rank": float(result.average_ranks[c]),
+            "z": z,
+            "p": p,
+        }
+    )
     frame["p_holm"] = adjust_pvalues(p, "holm")
     frame["significant_holm"] = frame["p_holm"] < alpha
     return frame
@@ -161,10 +175,11 @@ def nonsignificant_groups(names, average_ranks, different) -> list[tuple[str, ..
     for start in range(len(order)):
         end = start
         while end + 1 < len(order) and not any(
-                different(order[i], order[end + 1]) for i in range(start, end + 1)):
+            different(order[i], order[end + 1]) for i in range(start, end + 1)
+        ):
             end += 1
         if end > start:
-            group = tuple(order[start:end + 1])
+            group = tuple(order[start : end + 1])
             if not any(set(group) <= set(g) for g in groups):
                 groups.append(group)
     return groups

@@ -46,11 +46,15 @@ def _rows(a, b) -> tuple[np.ndarray, np.ndarray]:
     a = np.atleast_2d(np.asarray(a, dtype=np.float64))
     b = np.atleast_2d(np.asarray(b, dtype=np.float64))
     if a.ndim != 2 or a.shape != b.shape:
-        raise PmlbenchError(f"paired samples must have equal shapes, got {a.shape} and "
-                            f"{b.shape}; pass one value per matched split")
+        raise PmlbenchError(
+            f"paired samples must have equal shapes, got {a.shape} and "
+            f"{b.shape}; pass one value per matched split"
+        )
     if a.shape[1] < 2:
-        raise PmlbenchError(f"a paired test needs at least 2 matched splits, got {a.shape[1]}; "
-                            "run more splits (protocol.n_splits)")
+        raise PmlbenchError(
+            f"a paired test needs at least 2 matched splits, got {a.shape[1]}; "
+            "run more splits (protocol.n_splits)"
+        )
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise PmlbenchError("paired samples contain NaN or infinite values; check results.csv")
     return a, b
@@ -83,15 +87,18 @@ def paired_ttest_many(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return d.mean(axis=1), statistic, pvalue
 
 
-def corrected_resampled_ttest_many(a, b, test_train_ratio
-                                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def corrected_resampled_ttest_many(
+    a, b, test_train_ratio
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row-wise Nadeau-Bengio corrected resampled t-tests (see
     :func:`corrected_resampled_ttest`); ``test_train_ratio`` is n_test/n_train per row."""
     a, b = _rows(a, b)
     ratio = np.broadcast_to(np.asarray(test_train_ratio, dtype=np.float64), (a.shape[0],))
     if not np.all(ratio > 0):
-        raise PmlbenchError("the corrected t-test needs positive n_train and n_test; check the "
-                            "n_train/n_test columns of results.csv")
+        raise PmlbenchError(
+            "the corrected t-test needs positive n_train and n_test; check the "
+            "n_train/n_test columns of results.csv"
+        )
     d = a - b
     j = d.shape[1]
     variance = np.var(d, axis=1, ddof=1)
@@ -122,10 +129,13 @@ def corrected_resampled_ttest(a, b, n_train: float, n_test: float) -> PairedTest
         t = mean(d) / sqrt((1/J + n_test/n_train) * var(d, ddof=1)),  df = J - 1.
     """
     if not (n_train > 0 and n_test > 0):
-        raise PmlbenchError(f"the corrected t-test needs positive n_train and n_test, got "
-                            f"{n_train} and {n_test}; check the n_train/n_test columns")
-    mean, statistic, pvalue = corrected_resampled_ttest_many(np.ravel(a), np.ravel(b),
-                                                             n_test / n_train)
+        raise PmlbenchError(
+            f"the corrected t-test needs positive n_train and n_test, got "
+            f"{n_train} and {n_test}; check the n_train/n_test columns"
+        )
+    mean, statistic, pvalue = corrected_resampled_ttest_many(
+        np.ravel(a), np.ravel(b), n_test / n_train
+    )
     return PairedTest(np.size(a), float(mean[0]), float(statistic[0]), float(pvalue[0]))
 
 

@@ -41,8 +41,9 @@ def wilcoxon_signed_rank(a, b, higher_is_better: bool) -> WilcoxonResult:
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.ndim != 1 or a.shape != b.shape or len(a) < 1:
-        raise PmlbenchError(f"the Wilcoxon test needs two equal-length samples, got {a.shape} "
-                            f"and {b.shape}")
+        raise PmlbenchError(
+            f"the Wilcoxon test needs two equal-length samples, got {a.shape} and {b.shape}"
+        )
     d = a - b if higher_is_better else b - a
     n_a, n_b = int(np.sum(d > 0)), int(np.sum(d < 0))
     ranks = stats.rankdata(np.abs(d))
@@ -52,5 +53,4 @@ def wilcoxon_signed_rank(a, b, higher_is_better: bool) -> WilcoxonResult:
     if np.all(d == 0):
         return WilcoxonResult(len(d), 0, 0, r_a, r_b, min(r_a, r_b), 1.0)
     result = stats.wilcoxon(a, b, zero_method="zsplit", alternative="two-sided")
-    return WilcoxonResult(len(d), n_a, n_b, r_a, r_b, float(result.statistic),
-                          float(result.pvalue))
+    return WilcoxonResult(len(d), n_a, n_b, r_a, r_b, float(result.statistic), float(result.pvalue))

@@ -28,11 +28,30 @@ BLOCK = ["dataset", "level"]
 PAIR = ["seed", "split"]
 OUTCOMES = ("win", "tie", "loss")
 UNTESTED = "untested"
-COMPARISON_COLUMNS = ["baseline", "metric", "dataset", "level", "n", "reference_mean",
-                      "baseline_mean", "mean_difference", "statistic", "pvalue", "p_adjusted",
-                      "outcome"]
-UNMATCHED_COLUMNS = ["reference", "baseline", "metric", "dataset", "level", "seed", "split",
-                     "only_in"]
+COMPARISON_COLUMNS = [
+    "baseline",
+    "metric",
+    "dataset",
+    "level",
+    "n",
+    "reference_mean",
+    "baseline_mean",
+    "mean_difference",
+    "statistic",
+    "pvalue",
+    "p_adjusted",
+    "outcome",
+]
+UNMATCHED_COLUMNS = [
+    "reference",
+    "baseline",
+    "metric",
+    "dataset",
+    "level",
+    "seed",
+    "split",
+    "only_in",
+]
 
 
 @dataclass
@@ -47,8 +66,14 @@ class Comparisons:
     correction: str
 
 
-def _batched(test: str, ref: np.ndarray, base: np.ndarray, starts: np.ndarray,
-             counts: np.ndarray, ratio: np.ndarray | None):
+def _batched(
+    test: str,
+    ref: np.ndarray,
+    base: np.ndarray,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    ratio: np.ndarray | None,
+):
     """Test every group with >= 2 pairs; groups of equal size go to scipy in one call."""
     mean = np.full(len(counts), np.nan)
     statistic, pvalue = mean.copy(), mean.copy()
@@ -63,10 +88,16 @@ def _batched(test: str, ref: np.ndarray, base: np.ndarray, starts: np.ndarray,
     return mean, statistic, pvalue
 
 
-def compare_with_reference(records: pd.DataFrame, reference: str,
-                           directions: dict[str, bool], *, test: str = "ttest",
-                           alpha: float = 0.05, correction: str = "none",
-                           baselines: list[str] | None = None) -> Comparisons:
+def compare_with_reference(
+    records: pd.DataFrame,
+    reference: str,
+    directions: dict[str, bool],
+    *,
+    test: str = "ttest",
+    alpha: float = 0.05,
+    correction: str = "none",
+    baselines: list[str] | None = None,
+) -> Comparisons:
     """Pair the reference with every other method per PML dataset and metric, and test.
 
     ``records`` is tidy: dataset, level, method, seed, split, metric, value (and n_train,
@@ -81,16 +112,20 @@ def compare_with_reference(records: pd.DataFrame, reference: str,
         raise PmlbenchError(f"alpha must lie in (0, 1), got {alpha}")
     methods = list(dict.fromkeys(records["method"]))
     if reference not in methods:
-        raise PmlbenchError(f"reference method {reference!r} has no results; "
-                            f"choose one of {methods}")
+        raise PmlbenchError(
+            f"reference method {reference!r} has no results; choose one of {methods}"
+        )
     if test == "corrected" and not {"n_train", "n_test"} <= set(records.columns):
-        raise PmlbenchError("the corrected t-test needs n_train and n_test columns in "
-                            "results.csv; use --test ttest for these results")
+        raise PmlbenchError(
+            "the corrected t-test needs n_train and n_test columns in "
+            "results.csv; use --test ttest for these results"
+        )
     key = ["metric", *BLOCK, *PAIR]
     wide = records.set_index([*key, "method"])["value"].unstack("method")
     index = wide.index
-    codes, groups = pd.factorize(pd.MultiIndex.from_arrays(
-        [index.get_level_values(i) for i in range(3)]))
+    codes, groups = pd.factorize(
+        pd.MultiIndex.from_arrays([index.get_level_values(i) for i in range(3)])
+    )
     ratio = None
     if test == "corrected":
         sizes = records.groupby(key)[["n_train", "n_test"]].first().reindex(index)
@@ -107,10 +142,16 @@ def compare_with_reference(records: pd.DataFrame, reference: str,
         has_base = ~np.isnan(base_all)
         lonely = np.flatnonzero(has_ref ^ has_base)
         if len(lonely):
-            unmatched.append(pd.DataFrame({
-                "reference": reference, "baseline": baseline,
-                **{name: index.get_level_values(name)[lonely] for name in key},
-                "only_in": np.where(has_ref[lonely], reference, baseline)}))
+            unmatched.append(
+                pd.DataFrame(
+                    {
+                        "reference": reference,
+                        "baseline": baseline,
+                        **{name: index.get_level_values(name)[lonely] for name in key},
+                        "only_in": np.where(has_ref[lonely], reference, baseline),
+                    }
+                )
+            )
         both = np.flatnonzero(has_ref & has_base)
         order = both[np.argsort(codes[both], kind="stable")]
         counts = np.bincount(codes[order], minlength=len(groups))
@@ -119,36 +160,64 @@ def compare_with_reference(records: pd.DataFrame, reference: str,
         group_ratio = None
         if ratio is not None:
             with np.errstate(invalid="ignore", divide="ignore"):
-                group_ratio = np.bincount(codes[order], weights=ratio[order],
-                                          minlength=len(groups)) / counts
+                group_ratio = (
+                    np.bincount(codes[order], weights=ratio[order], minlength=len(groups)) / counts
+                )
         mean_diff, statistic, pvalue = _batched(test, ref, base, starts, counts, group_ratio)
         with np.errstate(invalid="ignore", divide="ignore"):
             ref_mean = np.bincount(codes[order], weights=ref, minlength=len(groups)) / counts
             base_mean = np.bincount(codes[order], weights=base, minlength=len(groups)) / counts
         present = np.bincount(codes[has_ref | has_base], minlength=len(groups)) > 0
-        frames.append(pd.DataFrame({
-            "baseline": baseline, "metric": groups.get_level_values(0),
-            "dataset": groups.get_level_values(1), "level": groups.get_level_values(2),
-            "n": counts, "reference_mean": ref_mean, "baseline_mean": base_mean,
-            "mean_difference": mean_diff, "statistic": statistic, "pvalue": pvalue,
-        })[present])
-    comparisons = (pd.concat(frames, ignore_index=True) if frames
-                   else pd.DataFrame(columns=COMPARISON_COLUMNS[:-2]))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "baseline": baseline,
+                    "metric": groups.get_level_values(0),
+                    "dataset": groups.get_level_values(1),
+                    "level": groups.get_level_values(2),
+                    "n": counts,
+                    "reference_mean": ref_mean,
+                    "baseline_mean": base_mean,
+                    "mean_difference": mean_diff,
+                    "statistic": statistic,
+                    "pvalue": pvalue,
+                }
+            )[present]
+        )
+    comparisons = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=COMPARISON_COLUMNS[:-2])
+    )
     tested = comparisons["pvalue"].notna().to_numpy()
     adjusted = np.full(len(comparisons), np.nan)
     adjusted[tested] = adjust_pvalues(comparisons["pvalue"].to_numpy()[tested], correction)
     comparisons["p_adjusted"] = adjusted
     comparisons["outcome"] = [
-        outcome(PairedTest(int(row.n), float(row.mean_difference), float(row.statistic),
-                           float(row.pvalue)), bool(row.p_adjusted < alpha),
-                directions[row.metric])
-        if not np.isnan(row.pvalue) else UNTESTED
+        outcome(
+            PairedTest(
+                int(row.n), float(row.mean_difference), float(row.statistic), float(row.pvalue)
+            ),
+            bool(row.p_adjusted < alpha),
+            directions[row.metric],
+        )
+        if not np.isnan(row.pvalue)
+        else UNTESTED
         for row in comparisons.itertuples(index=False)
     ]
-    unmatched_frame = (pd.concat(unmatched, ignore_index=True) if unmatched
-                       else pd.DataFrame(columns=UNMATCHED_COLUMNS))
-    return Comparisons(reference, comparisons[COMPARISON_COLUMNS],
-                       unmatched_frame[UNMATCHED_COLUMNS], test, alpha, correction)
+    unmatched_frame = (
+        pd.concat(unmatched, ignore_index=True)
+        if unmatched
+        else pd.DataFrame(columns=UNMATCHED_COLUMNS)
+    )
+    return Comparisons(
+        reference,
+        comparisons[COMPARISON_COLUMNS],
+        unmatched_frame[UNMATCHED_COLUMNS],
+        test,
+        alpha,
+        correction,
+    )
 
 
 def win_tie_loss(comparisons: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:

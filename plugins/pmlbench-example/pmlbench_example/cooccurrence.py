@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pmlbench.core.checks import check_label_matrix
 from pmlbench.errors import PmlbenchError
 from pmlbench.noise.uniform import ROUNDING, noise_counts
-from pmlbench.core.checks import check_label_matrix
 
 
 def cooccurrence_weights(Y_true: np.ndarray, smoothing: float) -> np.ndarray:
@@ -36,7 +36,10 @@ def cooccurrence_weights(Y_true: np.ndarray, smoothing: float) -> np.ndarray:
 
 
 def cooccurrence_noise(
-    Y_true: np.ndarray, rng: np.random.Generator, rate: float = 1.0, smoothing: float = 0.01,
+    Y_true: np.ndarray,
+    rng: np.random.Generator,
+    rate: float = 1.0,
+    smoothing: float = 0.01,
     rounding: str = "half_up",
 ) -> np.ndarray:
     """Label-correlated noise: wrong labels drawn in proportion to co-occurrence (Eq. 1).

@@ -25,9 +25,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
+from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.errors import PmlbenchError
 from pmlbench.numerics.neighbors import kneighbors, neighbor_counts
-from pmlbench.core.checks import check_features, check_label_matrix
 
 
 def candidate_confidence(X, S: np.ndarray, k: int, alpha: float) -> np.ndarray:
@@ -82,8 +82,9 @@ class ConfidenceWeightedBR(BaseEstimator):
         self.models_: list[LogisticRegression | float] = []
         for j in range(S.shape[1]):
             cand = np.flatnonzero((S[:, j] == 1) & (conf[:, j] < 1.0))  # soft candidates
-            X_aug = sp.vstack([X, X[cand]], format="csr") if sp.issparse(X) else np.vstack(
-                [X, X[cand]])
+            X_aug = (
+                sp.vstack([X, X[cand]], format="csr") if sp.issparse(X) else np.vstack([X, X[cand]])
+            )
             y_aug = np.concatenate([S[:, j], np.zeros(len(cand), dtype=np.uint8)])
             weight = np.concatenate([np.where(S[:, j] == 1, conf[:, j], 1.0), 1.0 - conf[cand, j]])
             keep = weight > 0

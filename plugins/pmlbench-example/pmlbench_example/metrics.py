@@ -24,6 +24,9 @@ def macro_auc_value(Y_true: np.ndarray, Y_pred: np.ndarray, scores: np.ndarray) 
 
 
 macro_auc = Metric(
-    "macro_auc", macro_auc_value, higher_is_better=True, needs="scores",
+    "macro_auc",
+    macro_auc_value,
+    higher_is_better=True,
+    needs="scores",
     description="ROC AUC averaged over labels that have both classes in the test part",
 )

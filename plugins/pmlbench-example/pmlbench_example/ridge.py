@@ -16,7 +16,9 @@ from pmlbench.methods.external import ExternalCommand, ExternalSpec
 
 SCRIPTS = Path(__file__).parent / "external"
 PROGRAMS = {
-    "octave": f"octave-cli --no-gui --norc --quiet {SCRIPTS / 'ridge.m'} {{train}} {{test}} {{out}}",
+    "octave": (
+        f"octave-cli --no-gui --norc --quiet {SCRIPTS / 'ridge.m'} {{train}} {{test}} {{out}}"
+    ),
     "python": f"{{python}} {SCRIPTS / 'ridge.py'} {{train}} {{test}} {{out}}",
 }
 
@@ -39,7 +41,12 @@ class ExternalRidge(ExternalCommand):
 
     def external_spec(self) -> ExternalSpec:
         if self.program not in PROGRAMS:
-            raise PmlbenchError(f"method.program must be one of {sorted(PROGRAMS)}, "
-                                f"got {self.program!r}")
-        return ExternalSpec(PROGRAMS[self.program], file_format="mat",
-                            timeout=float(self.timeout), params={"lam": float(self.lam)})
+            raise PmlbenchError(
+                f"method.program must be one of {sorted(PROGRAMS)}, got {self.program!r}"
+            )
+        return ExternalSpec(
+            PROGRAMS[self.program],
+            file_format="mat",
+            timeout=float(self.timeout),
+            params={"lam": float(self.lam)},
+        )

@@ -27,7 +27,10 @@ class SynthParams:
 
 
 def example_synth(
-    n_instances: int = 300, n_features: int = 20, n_labels: int = 8, avg_labels: int = 2,
+    n_instances: int = 300,
+    n_features: int = 20,
+    n_labels: int = 8,
+    avg_labels: int = 2,
     seed: int = 0,
 ) -> Dataset:
     """Small synthetic multi-label data (make_multilabel_classification), seeded."""
@@ -36,12 +39,19 @@ def example_synth(
             "example_synth needs positive sizes and dataset.avg_labels < dataset.n_labels"
         )
     X, Y = make_multilabel_classification(
-        n_samples=int(n_instances), n_features=int(n_features), n_classes=int(n_labels),
-        n_labels=int(avg_labels), allow_unlabeled=False, random_state=int(seed),
+        n_samples=int(n_instances),
+        n_features=int(n_features),
+        n_classes=int(n_labels),
+        n_labels=int(avg_labels),
+        allow_unlabeled=False,
+        random_state=int(seed),
     )
-    return Dataset(X=X, Y=Y, name="example_synth",
-                   meta={"source": "sklearn.datasets.make_multilabel_classification",
-                         "seed": int(seed)})
+    return Dataset(
+        X=X,
+        Y=Y,
+        name="example_synth",
+        meta={"source": "sklearn.datasets.make_multilabel_classification", "seed": int(seed)},
+    )
 
 
 # The Params route: a dataclass attribute instead of the signature (both give the same node).

@@ -35,6 +35,7 @@ def _labels(n=200, n_labels=6, seed=0):
 
 # --- noise: cooccurrence -------------------------------------------------------------------
 
+
 def test_cooccurrence_noise_keeps_truth_and_adds_as_many_labels_as_uniform():
     Y = _labels()
     for rate in (0.5, 1.0, 2.0):
@@ -69,7 +70,7 @@ def test_cooccurrence_noise_draws_in_proportion_to_weights():
     Y = np.zeros((n, 4), dtype=np.uint8)
     Y[:, 0] = 1
     Y[: n // 3, 1] = 1  # these rows have two true labels, rate 0.5 -> one wrong label
-    Y[n // 3: n // 2, 2] = 1
+    Y[n // 3 : n // 2, 2] = 1
     rows = np.arange(n // 2, n)  # true set {0}: weights P(1|0) = 1/3, P(2|0) = 1/6, P(3|0) = 0
     # so their one wrong label is label 1 with probability 2/3 and label 2 with 1/3
     cand = cooccurrence_noise(Y, np.random.default_rng(0), rate=1.0, smoothing=0.0)
@@ -87,6 +88,7 @@ def test_cooccurrence_noise_falls_back_to_unweighted_labels_when_needed():
 
 
 # --- metric: macro_auc ---------------------------------------------------------------------
+
 
 def _auc_by_ranks(y, s):
     """Mann-Whitney U / (n+ n-): an AUC reference independent of scikit-learn."""
@@ -107,6 +109,7 @@ def test_macro_auc_matches_rank_formula_and_skips_undefined_labels():
 
 
 # --- method: cwbr --------------------------------------------------------------------------
+
 
 def test_candidate_confidence_by_hand():
     X = np.array([[0.0], [1.0], [10.0], [11.0]])
@@ -131,8 +134,9 @@ def test_cwbr_equals_logistic_regression_when_candidates_are_certain():
     model = ConfidenceWeightedBR(C=0.5).fit(X, S)
     for j in range(3):
         reference = LogisticRegression(C=0.5, max_iter=500).fit(X, S[:, j])
-        np.testing.assert_allclose(model.decision_function(X)[:, j],
-                                   reference.predict_proba(X)[:, 1], atol=1e-5)
+        np.testing.assert_allclose(
+            model.decision_function(X)[:, j], reference.predict_proba(X)[:, 1], atol=1e-5
+        )
 
 
 def test_cwbr_trusts_true_candidates_more_than_noisy_ones():
@@ -147,12 +151,16 @@ def test_cwbr_trusts_true_candidates_more_than_noisy_ones():
 def test_cwbr_accepts_sparse_features():
     data = example_synth(n_instances=50, n_labels=4, avg_labels=1, seed=2)
     dense = ConfidenceWeightedBR(k=5).fit(data.X, data.Y).decision_function(data.X)
-    sparse = ConfidenceWeightedBR(k=5).fit(sp.csr_matrix(data.X), data.Y).decision_function(
-        sp.csr_matrix(data.X))
+    sparse = (
+        ConfidenceWeightedBR(k=5)
+        .fit(sp.csr_matrix(data.X), data.Y)
+        .decision_function(sp.csr_matrix(data.X))
+    )
     np.testing.assert_allclose(dense, sparse, atol=1e-4)
 
 
 # --- dataset: example_synth ----------------------------------------------------------------
+
 
 def test_example_synth_is_seeded_and_fully_labelled():
     a, b = example_synth(seed=3), example_synth(seed=3)
@@ -163,6 +171,7 @@ def test_example_synth_is_seeded_and_fully_labelled():
 
 
 # --- method: ext_ridge (external program) ---------------------------------------------------
+
 
 def _ridge_reference(X, Y, X_test, lam):
     X1 = np.hstack([np.ones((len(X), 1)), X])

@@ -54,7 +54,7 @@ def tiny_task(n: int = 60, d: int = 6, n_labels: int = 5, seed: int = 0) -> Tiny
     rng = np.random.default_rng(seed)
     Y = (rng.random((n, n_labels)) < 0.3).astype(np.uint8)
     Y[np.arange(n), rng.integers(0, n_labels, n)] = 1  # every instance has a label
-    Y[: n_labels, :] = np.eye(n_labels, dtype=np.uint8)  # every label occurs alone somewhere
+    Y[:n_labels, :] = np.eye(n_labels, dtype=np.uint8)  # every label occurs alone somewhere
     centres = rng.normal(scale=2.0, size=(n_labels, d))
     X = Y @ centres + rng.normal(size=(n, d))
     half = n // 2
@@ -146,8 +146,11 @@ def check_method(checker: Checker, obj: Any, overrides: dict[str, Any]) -> None:
         with contract.plugin_call(info, "predict"):
             Y_pred = estimator.predict(X_test)
         scores, Y_pred = contract.check_method_output(info, scores, Y_pred, shape)
-        same_X = (abs(X_train - X_before).max() == 0) if sp.issparse(X_train) else \
-            np.array_equal(X_train, X_before)
+        same_X = (
+            (abs(X_train - X_before).max() == 0)
+            if sp.issparse(X_train)
+            else np.array_equal(X_train, X_before)
+        )
         if not same_X or not np.array_equal(Y_given, Y_before):
             raise PluginError(f"{info.label} modified its training data in place; copy it first")
         return scores, Y_pred
@@ -201,8 +204,10 @@ def check_noise(checker: Checker, obj: Any, overrides: dict[str, Any]) -> None:
 
     def reproducible() -> str:
         if not np.array_equal(draw(), state["first"]):
-            raise PluginError(f"{info.label} gave different candidates for the same generator; "
-                              "draw random numbers only from the rng argument")
+            raise PluginError(
+                f"{info.label} gave different candidates for the same generator; "
+                "draw random numbers only from the rng argument"
+            )
         return ""
 
     checker.run("parameters become a config node", params)
@@ -248,8 +253,10 @@ def check_metric(checker: Checker, obj: Any, overrides: dict[str, Any]) -> None:
                 with contract.plugin_call(info, "evaluation"):
                     value = metric(Y, Y_pred, scores, convention=convention, zero_division=0)
                 if not np.isfinite(value):
-                    raise PluginError(f"{info.label} returned {value} on a well-defined toy "
-                                      f"task ({label} predictions, {convention} convention)")
+                    raise PluginError(
+                        f"{info.label} returned {value} on a well-defined toy "
+                        f"task ({label} predictions, {convention} convention)"
+                    )
                 results[label] = value
         perfect, inverted = results["perfect"], results["inverted"]
         if (perfect < inverted) if metric.higher_is_better else (perfect > inverted):
@@ -264,8 +271,12 @@ def check_metric(checker: Checker, obj: Any, overrides: dict[str, Any]) -> None:
     checker.run("finite values; perfect beats inverted by its direction", values)
 
 
-CHECKS = {"method": check_method, "noise": check_noise, "dataset": check_dataset,
-          "metric": check_metric}
+CHECKS = {
+    "method": check_method,
+    "noise": check_noise,
+    "dataset": check_dataset,
+    "metric": check_metric,
+}
 
 
 def check_plugin(kind: str, name: str, overrides: dict[str, Any] | None = None) -> list[Check]:
@@ -308,8 +319,9 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
     return params
 
 
-def _report(console: Console, info: registry.PluginInfo, checks: list[Check],
-            show_traceback: bool) -> int:
+def _report(
+    console: Console, info: registry.PluginInfo, checks: list[Check], show_traceback: bool
+) -> int:
     table = Table(title=f"{info.label}: {info.entry_point.value}", title_justify="left")
     for column in ("", "check", "detail"):
         table.add_column(column, overflow="fold")
@@ -322,15 +334,19 @@ def _report(console: Console, info: registry.PluginInfo, checks: list[Check],
         for check in failed:
             if check.error is not None:
                 console.print(f"[bold]{check.name}[/]", highlight=False)
-                console.print("".join(traceback.format_exception(check.error)), highlight=False,
-                              markup=False)
+                console.print(
+                    "".join(traceback.format_exception(check.error)), highlight=False, markup=False
+                )
     if failed:
-        console.print(f"[bold red]{len(failed)} contract violation(s)[/] in {info.label}",
-                      highlight=False)
+        console.print(
+            f"[bold red]{len(failed)} contract violation(s)[/] in {info.label}", highlight=False
+        )
         return 1
     if any(c.passed is None for c in checks):
-        console.print(f"[yellow]{info.label}: no violation found, but some checks did not run[/]",
-                      highlight=False)
+        console.print(
+            f"[yellow]{info.label}: no violation found, but some checks did not run[/]",
+            highlight=False,
+        )
         return 0
     console.print(f"[green]{info.label} meets the contract[/]", highlight=False)
     return 0
@@ -339,12 +355,22 @@ def _report(console: Console, info: registry.PluginInfo, checks: list[Check],
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="pmlbench check-plugin", description=__doc__)
     parser.add_argument("name", help="the plugin's registered name")
-    parser.add_argument("--kind", choices=sorted(registry.KINDS),
-                        help="which kind, when the name exists in several (default: all)")
-    parser.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
-                        help="a parameter value (YAML syntax), e.g. --param k=5; repeatable")
-    parser.add_argument("--traceback", action="store_true",
-                        help="print the traceback of each failed check")
+    parser.add_argument(
+        "--kind",
+        choices=sorted(registry.KINDS),
+        help="which kind, when the name exists in several (default: all)",
+    )
+    parser.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter value (YAML syntax), e.g. --param k=5; repeatable",
+    )
+    parser.add_argument(
+        "--traceback", action="store_true", help="print the traceback of each failed check"
+    )
     args = parser.parse_args(argv)
     overrides = _parse_params(args.param)
     kinds = [args.kind] if args.kind else kinds_of(args.name)
@@ -352,6 +378,7 @@ def main(argv: list[str]) -> int:
     status = 0
     for kind in kinds:
         checks = check_plugin(kind, args.name, overrides)
-        status = max(status, _report(console, registry.get(kind, args.name), checks,
-                                     args.traceback))
+        status = max(
+            status, _report(console, registry.get(kind, args.name), checks, args.traceback)
+        )
     return status

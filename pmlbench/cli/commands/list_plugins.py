@@ -25,15 +25,22 @@ def plugin_rows(kind: str) -> list[dict[str, str]]:
             description = registry.describe(obj)
         except PluginError as exc:
             params, description = "", f"[red]broken: {exc}"
-        rows.append({"name": name, "parameters": params, "description": description,
-                     "distribution": info.distribution})
+        rows.append(
+            {
+                "name": name,
+                "parameters": params,
+                "description": description,
+                "distribution": info.distribution,
+            }
+        )
     return rows
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="pmlbench list", description=__doc__)
-    parser.add_argument("kind", nargs="?", choices=sorted(registry.KINDS),
-                        help="show only this kind of plugin")
+    parser.add_argument(
+        "kind", nargs="?", choices=sorted(registry.KINDS), help="show only this kind of plugin"
+    )
     args = parser.parse_args(argv)
     console = Console()
     for kind in [args.kind] if args.kind else list(registry.KINDS):

@@ -27,30 +27,64 @@ def _where(text: str) -> tuple[str, str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pmlbench report", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dirs", nargs="+", metavar="DIR",
-                   help="run or multirun directories (searched recursively for results.csv)")
+    p = argparse.ArgumentParser(
+        prog="pmlbench report",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "dirs",
+        nargs="+",
+        metavar="DIR",
+        help="run or multirun directories (searched recursively for results.csv)",
+    )
     p.add_argument("--out", default="report", help="output directory (default: ./report)")
-    p.add_argument("--reference", metavar="METHOD",
-                   help="method compared with every other one (win/tie/loss, Wilcoxon, "
-                        "Holm vs control)")
+    p.add_argument(
+        "--reference",
+        metavar="METHOD",
+        help="method compared with every other one (win/tie/loss, Wilcoxon, Holm vs control)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-    p.add_argument("--test", choices=TESTS, default="ttest",
-                   help="per-dataset test: ttest = paired t-test (paper), corrected = "
-                        "Nadeau-Bengio corrected resampled t-test")
-    p.add_argument("--correction", choices=CORRECTIONS, default="none",
-                   help="multiple-testing correction over all win/tie/loss tests (none)")
-    p.add_argument("--posthoc", choices=POSTHOCS, default="nemenyi",
-                   help="post-hoc test after Friedman for the summary and CD diagrams")
-    p.add_argument("--metrics", nargs="+", metavar="METRIC",
-                   help="metrics to report, in this order (default: all)")
-    p.add_argument("--where", action="append", type=_where, default=[],
-                   metavar="COLUMN=VALUE",
-                   help="keep only rows with this value (repeatable), e.g. convention=zhang")
-    p.add_argument("--sensitivity", nargs="+", metavar="PARAM",
-                   help="method parameters to draw sensitivity curves for (default: any "
-                        "parameter swept over >= 3 values at a fixed noise level)")
+    p.add_argument(
+        "--test",
+        choices=TESTS,
+        default="ttest",
+        help="per-dataset test: ttest = paired t-test (paper), corrected = "
+        "Nadeau-Bengio corrected resampled t-test",
+    )
+    p.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default="none",
+        help="multiple-testing correction over all win/tie/loss tests (none)",
+    )
+    p.add_argument(
+        "--posthoc",
+        choices=POSTHOCS,
+        default="nemenyi",
+        help="post-hoc test after Friedman for the summary and CD diagrams",
+    )
+    p.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="METRIC",
+        help="metrics to report, in this order (default: all)",
+    )
+    p.add_argument(
+        "--where",
+        action="append",
+        type=_where,
+        default=[],
+        metavar="COLUMN=VALUE",
+        help="keep only rows with this value (repeatable), e.g. convention=zhang",
+    )
+    p.add_argument(
+        "--sensitivity",
+        nargs="+",
+        metavar="PARAM",
+        help="method parameters to draw sensitivity curves for (default: any "
+        "parameter swept over >= 3 values at a fixed noise level)",
+    )
     p.add_argument("--digits", type=int, default=3, help="decimals in the tables (3)")
     p.add_argument("--no-plots", action="store_true", help="skip figures (no matplotlib needed)")
     p.add_argument("--quiet", action="store_true", help="print only the written directory")
@@ -60,9 +94,17 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     options = ReportOptions(
-        reference=args.reference, alpha=args.alpha, test=args.test, correction=args.correction,
-        posthoc=args.posthoc, metrics=args.metrics, where=dict(args.where),
-        plots=not args.no_plots, sensitivity=args.sensitivity, digits=args.digits)
+        reference=args.reference,
+        alpha=args.alpha,
+        test=args.test,
+        correction=args.correction,
+        posthoc=args.posthoc,
+        metrics=args.metrics,
+        where=dict(args.where),
+        plots=not args.no_plots,
+        sensitivity=args.sensitivity,
+        digits=args.digits,
+    )
     report = build_report(args.dirs, options)
     console = Console()
     err = Console(stderr=True)

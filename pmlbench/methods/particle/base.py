@@ -14,10 +14,16 @@ class ParticleStage1Mixin:
 
     def _stage1_params(self) -> Stage1Params:
         return Stage1Params(
-            k=int(self.k), alpha=float(self.alpha), max_iter=int(self.max_iter),
-            tol=float(self.tol), threshold=float(self.threshold),
-            include_self=bool(self.include_self), zero_weight_rows=self.zero_weight_rows,
-            credible=self.credible, n_folds=int(self.n_folds), oof_fallback=self.oof_fallback,
+            k=int(self.k),
+            alpha=float(self.alpha),
+            max_iter=int(self.max_iter),
+            tol=float(self.tol),
+            threshold=float(self.threshold),
+            include_self=bool(self.include_self),
+            zero_weight_rows=self.zero_weight_rows,
+            credible=self.credible,
+            n_folds=int(self.n_folds),
+            oof_fallback=self.oof_fallback,
         )
 
     def _seed(self) -> int:

@@ -70,8 +70,14 @@ def _fit_task(X, j, credible, noncand, svm_params):
 
 
 def fit_clr(
-    X, credible: np.ndarray, candidates: np.ndarray, *, C: float = 1.0,
-    loss: str = "squared_hinge", max_iter: int = 1000, seed: int | None = None,
+    X,
+    credible: np.ndarray,
+    candidates: np.ndarray,
+    *,
+    C: float = 1.0,
+    loss: str = "squared_hinge",
+    max_iter: int = 1000,
+    seed: int | None = None,
     n_jobs: int | None = None,
 ) -> LinearModels:
     """Train all pairwise and label-vs-virtual linear SVMs that have data on both sides."""
@@ -99,14 +105,19 @@ def fit_clr(
         not_converged += nc
     indptr = np.concatenate([[0], np.cumsum([support.size for support, _ in coefs])])
     coef = sp.csr_matrix(
-        (np.concatenate([values for _, values in coefs] or [np.zeros(0)]),
-         np.concatenate([support for support, _ in coefs] or [np.zeros(0, dtype=np.int64)]),
-         indptr.astype(np.int64)),
+        (
+            np.concatenate([values for _, values in coefs] or [np.zeros(0)]),
+            np.concatenate([support for support, _ in coefs] or [np.zeros(0, dtype=np.int64)]),
+            indptr.astype(np.int64),
+        ),
         shape=(len(coefs), X.shape[1]),
     )
     return LinearModels(
-        first=np.asarray(first, dtype=np.int64), second=np.asarray(second, dtype=np.int64),
-        coef=coef, intercept=np.asarray(intercepts), accuracy=np.asarray(accuracies),
+        first=np.asarray(first, dtype=np.int64),
+        second=np.asarray(second, dtype=np.int64),
+        coef=coef,
+        intercept=np.asarray(intercepts),
+        accuracy=np.asarray(accuracies),
         n_not_converged=not_converged,
     )
 

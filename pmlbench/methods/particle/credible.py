@@ -63,16 +63,20 @@ class Stage1Params:
             if value not in allowed:
                 raise PmlbenchError(f"unknown {name} {value!r}; use one of {list(allowed)}")
         if self.credible == "out_of_fold" and int(self.n_folds) < 2:
-            raise PmlbenchError(f"n_folds must be >= 2 for out-of-fold credible labels, got {self.n_folds}")
+            raise PmlbenchError(
+                f"n_folds must be >= 2 for out-of-fold credible labels, got {self.n_folds}"
+            )
 
 
 def _rowwise_dots(X, neighbors: np.ndarray) -> np.ndarray:
     """x_i . x_a for every instance i and each of its neighbours a (n x k)."""
     if sp.issparse(X):
-        return np.column_stack([
-            np.asarray(X.multiply(X[neighbors[:, a]]).sum(axis=1)).ravel()
-            for a in range(neighbors.shape[1])
-        ])
+        return np.column_stack(
+            [
+                np.asarray(X.multiply(X[neighbors[:, a]]).sum(axis=1)).ravel()
+                for a in range(neighbors.shape[1])
+            ]
+        )
     return np.einsum("id,ikd->ik", X, X[neighbors])
 
 
@@ -99,8 +103,11 @@ def propagation_matrix(X, params: Stage1Params) -> tuple[sp.csr_matrix, int]:
     k, exclude = int(params.k), not params.include_self
     key = {"X": X, "k": k} if exclude else {"X": X, "k": k, "exclude_self": False}
     neighbors = cached_array("knn_graph", key, lambda: knn_graph(X, k=k, exclude_self=exclude))
-    H = sp.csr_matrix(cached_array("nnls_weights", {"X": X, "neighbors": neighbors},
-                                   lambda: nnls_weights(X, neighbors)))
+    H = sp.csr_matrix(
+        cached_array(
+            "nnls_weights", {"X": X, "neighbors": neighbors}, lambda: nnls_weights(X, neighbors)
+        )
+    )
     zero = zero_weight_mask(X, neighbors)
     if zero.any():
         H = sp.csr_matrix(sp.diags((~zero).astype(np.float64)) @ H)
@@ -142,8 +149,13 @@ def label_confidence(X, S: np.ndarray, params: Stage1Params) -> tuple[np.ndarray
     H, n_zero = propagation_matrix(X, params)
     Sf = S.astype(np.float64)
     F, n_iter = propagate(
-        H, Sf, float(params.alpha), particle_normalize,
-        max_iter=int(params.max_iter), tol=float(params.tol), stop_norm="spectral",
+        H,
+        Sf,
+        float(params.alpha),
+        particle_normalize,
+        max_iter=int(params.max_iter),
+        tol=float(params.tol),
+        stop_norm="spectral",
     )
     F_hat = minmax_rows(rescale_class_mass(np.asarray(F), Sf), Sf)
     return F_hat, {"n_iter": int(n_iter), "n_zero_weight_rows": n_zero}

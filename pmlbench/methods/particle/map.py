@@ -42,10 +42,20 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
     default_bipartition = {"rule": "method"}
 
     def __init__(
-        self, k: int = 10, alpha: float = 0.95, max_iter: int = 1000, tol: float = 1e-5,
-        threshold: float = 0.9, include_self: bool = False, zero_weight_rows: str = "zero",
-        credible: str = "in_sample", n_folds: int = 5, oof_fallback: str = "candidate",
-        mlknn_k: int = 10, mlknn_s: float = 1.0, random_state: int | None = None,
+        self,
+        k: int = 10,
+        alpha: float = 0.95,
+        max_iter: int = 1000,
+        tol: float = 1e-5,
+        threshold: float = 0.9,
+        include_self: bool = False,
+        zero_weight_rows: str = "zero",
+        credible: str = "in_sample",
+        n_folds: int = 5,
+        oof_fallback: str = "candidate",
+        mlknn_k: int = 10,
+        mlknn_s: float = 1.0,
+        random_state: int | None = None,
     ):
         self.k = k
         self.alpha = alpha
@@ -68,8 +78,11 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
         stage1 = time.perf_counter() - start
         self.credible_labels_ = credible
         self.mlknn_ = MLkNN(k=self.mlknn_k, s=self.mlknn_s).fit(X, credible)
-        self.diagnostics_ = {**info, "stage1_seconds": stage1,
-                             "mlknn_seconds": time.perf_counter() - start - stage1}
+        self.diagnostics_ = {
+            **info,
+            "stage1_seconds": stage1,
+            "mlknn_seconds": time.perf_counter() - start - stage1,
+        }
         return self
 
     def decision_function(self, X) -> np.ndarray:

@@ -40,11 +40,23 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
     default_bipartition = {"rule": "method"}
 
     def __init__(
-        self, k: int = 10, alpha: float = 0.95, max_iter: int = 1000, tol: float = 1e-5,
-        threshold: float = 0.9, include_self: bool = False, zero_weight_rows: str = "zero",
-        credible: str = "in_sample", n_folds: int = 5, oof_fallback: str = "candidate",
-        votes: str = "unweighted", C: float = 1.0, loss: str = "squared_hinge",
-        svm_max_iter: int = 1000, n_jobs: int | None = None, random_state: int | None = None,
+        self,
+        k: int = 10,
+        alpha: float = 0.95,
+        max_iter: int = 1000,
+        tol: float = 1e-5,
+        threshold: float = 0.9,
+        include_self: bool = False,
+        zero_weight_rows: str = "zero",
+        credible: str = "in_sample",
+        n_folds: int = 5,
+        oof_fallback: str = "candidate",
+        votes: str = "unweighted",
+        C: float = 1.0,
+        loss: str = "squared_hinge",
+        svm_max_iter: int = 1000,
+        n_jobs: int | None = None,
+        random_state: int | None = None,
     ):
         self.k = k
         self.alpha = alpha
@@ -78,15 +90,24 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         self.credible_labels_ = credible
         self.n_labels_ = S.shape[1]
         self.models_ = fit_clr(
-            X, credible, S, C=float(self.C), loss=self.loss, max_iter=int(self.svm_max_iter),
-            seed=seed, n_jobs=self.n_jobs,
+            X,
+            credible,
+            S,
+            C=float(self.C),
+            loss=self.loss,
+            max_iter=int(self.svm_max_iter),
+            seed=seed,
+            n_jobs=self.n_jobs,
         )
         q = S.shape[1]
         n_virtual = int(np.sum(self.models_.second < 0))
         self.diagnostics_ = {
-            **info, "stage1_seconds": stage1, "svm_seconds": time.perf_counter() - start - stage1,
+            **info,
+            "stage1_seconds": stage1,
+            "svm_seconds": time.perf_counter() - start - stage1,
             "pair_models": int(self.models_.first.size - n_virtual),
-            "pair_problems": q * (q - 1) // 2, "virtual_models": n_virtual,
+            "pair_problems": q * (q - 1) // 2,
+            "virtual_models": n_virtual,
             "svm_not_converged": self.models_.n_not_converged,
         }
         return self
