@@ -32,8 +32,8 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import SVC
 
 from pmlbench.core.checks import check_features, check_label_matrix
+from pmlbench.core.parallel import worker_budget
 from pmlbench.errors import PmlbenchError
-from pmlbench.runner.threads import worker_budget
 
 # LIFT.m clusters all training data into this many centres for a label with an empty side.
 FALLBACK_CLUSTERS = 50

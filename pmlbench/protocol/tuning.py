@@ -28,10 +28,10 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import KFold, ParameterGrid
 
+from pmlbench.core.parallel import worker_budget
 from pmlbench.errors import PmlbenchError
 from pmlbench.metrics.base import Metric
 from pmlbench.protocol.experiment import load_metrics
-from pmlbench.runner.threads import worker_budget
 
 
 @dataclass(frozen=True)
