@@ -30,7 +30,8 @@ def parallel_jobs(n_jobs: int | None, cores: int) -> int:
 def worker_budget(n_jobs: Any, option: str) -> int:
     """Processes a job may use for its own parallel work: ``n_jobs``, or by default (None)
     the BLAS thread limit in force, which a parallel launcher lowers for each job (see
-    pmlbench.runner.threads.threads_for_job), so nested parallelism never oversubscribes the cores."""
+    pmlbench.runner.threads.threads_for_job), so nested parallelism never oversubscribes
+    the cores."""
     if n_jobs is None:
         budgets = [pool["num_threads"] for pool in threadpool_info() if pool.get("num_threads")]
         return max(budgets) if budgets else available_cores()
