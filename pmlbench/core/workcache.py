@@ -22,7 +22,6 @@ variable, which the command line sets from the config key ``cache_dir`` (default
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections import Counter
@@ -35,6 +34,7 @@ import scipy.sparse as sp
 
 from pmlbench import __version__
 from pmlbench.core.atomic import atomic_write
+from pmlbench.core.digest import content_digest
 
 ENV_VAR = "PMLBENCH_CACHE_DIR"
 FORMAT = 1
@@ -64,48 +64,6 @@ def using_cache_dir(path: str | Path | None) -> Iterator[None]:
             os.environ.pop(ENV_VAR, None)
         else:
             os.environ[ENV_VAR] = previous
-
-
-def _digest_array(hasher, value: np.ndarray) -> None:
-    value = np.ascontiguousarray(value)
-    hasher.update(f"{value.dtype.str}{value.shape}".encode())
-    hasher.update(value.view(np.uint8).reshape(-1) if value.size else b"")
-
-
-def _feed(hasher, value: Any) -> None:
-    if sp.issparse(value):
-        value = value.tocsr()
-        hasher.update(f"sparse{value.shape}".encode())
-        for part in (value.indptr, value.indices, value.data):
-            _digest_array(hasher, part)
-    elif isinstance(value, np.ndarray):
-        hasher.update(b"ndarray")
-        _digest_array(hasher, value)
-    elif isinstance(value, dict):
-        hasher.update(b"{")
-        for key in sorted(value, key=str):
-            hasher.update(json.dumps(str(key)).encode())
-            _feed(hasher, value[key])
-        hasher.update(b"}")
-    elif isinstance(value, (list, tuple)):
-        hasher.update(b"[")
-        for item in value:
-            _feed(hasher, item)
-        hasher.update(b"]")
-    else:
-        hasher.update(
-            json.dumps(
-                value.item() if isinstance(value, np.generic) else value, sort_keys=True
-            ).encode()
-        )
-
-
-def content_digest(*parts: Any) -> str:
-    """A digest of arrays (dense or sparse), scalars, strings and containers of them."""
-    hasher = hashlib.blake2b(digest_size=20)
-    for part in parts:
-        _feed(hasher, part)
-    return hasher.hexdigest()
 
 
 def _encode(value: Any, arrays: dict[str, np.ndarray], path: str) -> Any:

@@ -3,35 +3,15 @@
 Hyper-parameter tuning refits a method on the same inner-CV fold for every grid point;
 work that does not depend on the tuned parameter (PML3ER's label enrichment, the Gram
 matrix XᵀX) is computed once per fold and reused. Keys are content fingerprints of the
-arrays (never object identities), so a changed array can never hit a stale entry.
+arrays (:func:`pmlbench.core.digest.content_digest`, never object identities), so a
+changed array can never hit a stale entry.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
-import scipy.sparse as sp
-
-
-def fingerprint(*arrays) -> str:
-    """A content hash of dense arrays and sparse matrices (shape, dtype, format and values)."""
-    h = hashlib.blake2b(digest_size=16)
-    for A in arrays:
-        if sp.issparse(A):
-            A = A.tocsr()
-            parts = (A.data, A.indices, A.indptr)
-            h.update(f"csr{A.shape}{A.dtype}".encode())
-        else:
-            A = np.ascontiguousarray(A)
-            parts = (A,)
-            h.update(f"dense{A.shape}{A.dtype}".encode())
-        for part in parts:
-            h.update(np.ascontiguousarray(part).view(np.uint8).ravel())
-    return h.hexdigest()
 
 
 class LRUCache:

@@ -1,0 +1,122 @@
+"""What the protocol asks of the plugin layer: checked plugins it can use without checks.
+
+The protocol asks once per experiment for each plugin it needs and gets back an object that
+has already passed its contract (pmlbench.plugins.contracts):
+
+- :func:`load_dataset`: a :class:`~pmlbench.datasets.dataset.Dataset`.
+- :func:`noise_model`: a :class:`NoiseModel` whose ``candidates`` are checked n x l 0/1
+  matrices containing the true labels.
+- :func:`method_factory`: a :class:`MethodFactory` whose parameters were validated against
+  the method's declared constraints when it was made, before any data is loaded; ``build``
+  gives a fresh estimator per split and ``outputs`` checks what the estimator returned.
+- :func:`load_metrics` / :func:`load_metric`: checked :class:`~pmlbench.metrics.base.Metric`s.
+
+Failures inside third-party code become one-line :class:`~pmlbench.errors.PluginError`s
+naming the plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pmlbench.core.parameters import declared_constraints, validate_parameters
+from pmlbench.datasets.dataset import Dataset
+from pmlbench.errors import PmlbenchError
+from pmlbench.metrics.base import Metric
+from pmlbench.plugins import contracts, registry
+from pmlbench.plugins.registry import PluginInfo
+
+
+def plugin_params(node: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of a plugin's config node (everything but its ``name``)."""
+    return {k: v for k, v in node.items() if k != "name"}
+
+
+def load_dataset(node: dict[str, Any]) -> Dataset:
+    """The dataset a ``dataset`` config node names, loaded and checked."""
+    info = registry.get("dataset", node["name"])
+    loader = info.load()
+    with contracts.plugin_call(info, "loading the dataset"):
+        dataset = loader(**plugin_params(node))
+    return contracts.check_dataset(info, dataset)
+
+
+@dataclass(frozen=True)
+class NoiseModel:
+    """A noise plugin with its configured parameters; draws checked candidate labels."""
+
+    info: PluginInfo
+    function: Callable[..., Any]
+    params: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def candidates(self, Y_true: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Candidate labels for ``Y_true``: an n x l 0/1 matrix containing every true label."""
+        with contracts.plugin_call(self.info, "drawing candidate labels"):
+            Y_cand = self.function(Y_true.copy(), rng, **self.params)
+        return contracts.check_noise_output(self.info, Y_true, Y_cand)
+
+
+def noise_model(node: dict[str, Any]) -> NoiseModel:
+    """The noise model a ``noise`` config node names."""
+    info = registry.get("noise", node["name"])
+    return NoiseModel(info, info.load(), plugin_params(node))
+
+
+@dataclass(frozen=True)
+class MethodFactory:
+    """A method plugin with validated parameters; builds one estimator per split."""
+
+    info: PluginInfo
+    cls: Any
+    params: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def build(self, random_state: int) -> Any:
+        """A new estimator; a ``random_state=None`` parameter gets the split's seed."""
+        try:
+            estimator = self.cls(**self.params)
+        except TypeError as exc:
+            raise PmlbenchError(f"cannot build method {self.name!r}: {exc}") from None
+        contracts.check_method_api(self.info, estimator)
+        if hasattr(estimator, "get_params"):
+            params = estimator.get_params(deep=False)
+            if "random_state" in params and params["random_state"] is None:
+                estimator.set_params(random_state=random_state)
+        return estimator
+
+    def outputs(
+        self, scores: Any, Y_pred: Any, shape: tuple[int, int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The estimator's scores (float64) and predictions (uint8), checked against ``shape``."""
+        return contracts.check_method_output(self.info, scores, Y_pred, shape)
+
+
+def method_factory(node: dict[str, Any]) -> MethodFactory:
+    """The method a ``method`` config node names, its parameters checked before any work."""
+    info = registry.get("method", node["name"])
+    cls = info.load()
+    params = plugin_params(node)
+    validate_parameters(params, declared_constraints(cls), prefix="method")
+    return MethodFactory(info, cls, params)
+
+
+def load_metric(name: str) -> Metric:
+    """The metric plugin called ``name``, checked."""
+    info = registry.get("metric", name)
+    return contracts.check_metric(info, info.load())
+
+
+def load_metrics(names: list[str]) -> dict[str, Metric]:
+    """Checked metric plugins by name, in the order given."""
+    return {name: load_metric(name) for name in names}
