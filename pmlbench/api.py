@@ -2,7 +2,8 @@
 
 >>> from pmlbench.api import run
 >>> result = run(["method=mlknn", "dataset=genbase", "protocol.n_splits=2"], "outputs/demo")
->>> result.records().groupby("metric")["value"].mean()
+>>> from pmlbench.runner.format import tidy_records
+>>> tidy_records(result).groupby("metric")["value"].mean()
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from pmlbench.core import workcache as cache
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
 from pmlbench.protocol.experiment import ExperimentSpec
+from pmlbench.runner.format import tidy_records
 from pmlbench.runner.run import UnitsFailed, run_config, spec_from_config
 from pmlbench.runner.store import (
     ResultStore,
@@ -181,11 +182,11 @@ def test_rerun_reuses_stored_units_with_identical_results(tmp_path, genbase_conf
     pd.testing.assert_frame_equal(
         pd.read_csv(tmp_path / "a" / "results.csv"), pd.read_csv(tmp_path / "b" / "results.csv")
     )
-    pd.testing.assert_frame_equal(first.records(), second.records())
+    pd.testing.assert_frame_equal(tidy_records(first), tidy_records(second))
     stored = load_records(tmp_path / "store").drop(columns="unit_key")
     pd.testing.assert_frame_equal(
         stored.sort_values(["split", "metric"]).reset_index(drop=True),
-        first.records().sort_values(["split", "metric"]).reset_index(drop=True),
+        tidy_records(first).sort_values(["split", "metric"]).reset_index(drop=True),
     )
     run_config(genbase_config, tmp_path / "c", quiet=True, store=store, recompute=True)
     units = json.loads((tmp_path / "c" / "units.json").read_text())["units"]

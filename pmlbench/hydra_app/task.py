@@ -23,6 +23,7 @@ from pmlbench.core.console import console, results_table
 from pmlbench.core.workcache import using_cache_dir
 from pmlbench.errors import PmlbenchError
 from pmlbench.hydra_app.config_tree import config_to_dict
+from pmlbench.runner.format import tidy_records
 from pmlbench.runner.run import UNITS_FILE, UnitsFailed, run_config
 from pmlbench.runner.store import ResultStore
 from pmlbench.runner.threads import limit_threads, threads_for_job
@@ -113,7 +114,7 @@ def _error(message: str) -> None:
 
 
 def _report(config: dict[str, Any], result, out_dir: Path, multirun: bool) -> dict[str, float]:
-    records = result.records()
+    records = tidy_records(result)
     if not multirun:
         title = (
             f"{config['method']['name']} on {result.dataset_summary['name']} "

@@ -1,7 +1,7 @@
 """One experiment: a dataset, a noise model and a method under the paper's protocol.
 
     dataset plugin -> splits -> noise plugin (training part only) -> method plugin
-    -> bipartition rule -> metric plugins vs ground truth -> tidy records
+    -> bipartition rule -> metric plugins vs ground truth -> per-split values
 
 Everything here is plain data in, plain data out; reading Hydra configs and writing files
 happen elsewhere (pmlbench.runner.run, pmlbench.runner.outputs).
@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.errors import PmlbenchError
@@ -87,10 +86,6 @@ class ExperimentResult:
     noise_name: str
     splits: list[SplitResult]
     metrics: dict[str, Metric]
-
-    def records(self) -> pd.DataFrame:
-        """Tidy results: one row per split x metric."""
-        return tidy_records(self)
 
 
 def load_dataset(node: dict[str, Any]) -> Dataset:
@@ -240,45 +235,3 @@ def run_experiment(
     return ExperimentResult(
         spec, {"name": dataset.name, **dataset.summary()}, noise_name, results, metrics
     )
-
-
-def _scalar_params(node: dict[str, Any], prefix: str) -> dict[str, Any]:
-    return {
-        f"{prefix}{k}": v
-        for k, v in ExperimentSpec.params(node).items()
-        if isinstance(v, (int, float, str, bool)) or v is None
-    }
-
-
-def tidy_records(result: ExperimentResult) -> pd.DataFrame:
-    """One row per split x metric with the run's identifying columns."""
-    spec = result.spec
-    noise_cols = {} if result.noise_name == NATURAL_NOISE else _scalar_params(spec.noise, "noise_")
-    rows = []
-    for split in result.splits:
-        for name, value in split.values.items():
-            metric = result.metrics[name]
-            rows.append(
-                {
-                    "dataset": result.dataset_summary["name"],
-                    "noise": result.noise_name,
-                    **noise_cols,
-                    "method": spec.method["name"],
-                    **_scalar_params(spec.method, "param_"),
-                    "seed": spec.seed,
-                    "split": split.index,
-                    "metric": name,
-                    "value": value,
-                    "higher_is_better": metric.higher_is_better,
-                    "convention": spec.metric_convention,
-                    "bipartition": split.bipartition,
-                    "tuned": ";".join(f"{k}={v}" for k, v in sorted(split.tuned.items())),
-                    "oracle": bool(split.tuning.get("oracle", False)),
-                    "n_train": split.n_train,
-                    "n_test": split.n_test,
-                    "n_degenerate": split.n_degenerate,
-                    "fit_seconds": split.fit_seconds,
-                    "predict_seconds": split.predict_seconds,
-                }
-            )
-    return pd.DataFrame(rows)

@@ -14,6 +14,7 @@ import numpy as np
 
 from pmlbench.core.atomic import atomic_write, atomic_write_text
 from pmlbench.protocol.experiment import ExperimentResult
+from pmlbench.runner.format import tidy_records
 
 RESULTS_FILE = "results.csv"
 RECORD_FILE = "run.json"
@@ -109,7 +110,7 @@ def write_results(result: ExperimentResult, config: dict[str, Any], out_dir: str
         json.dumps(run_record(result, config), indent=2, default=_json_default),
     )
     # results.csv last: its presence marks a complete run
-    atomic_write(out_dir / RESULTS_FILE, lambda p: result.records().to_csv(p, index=False))
+    atomic_write(out_dir / RESULTS_FILE, lambda p: tidy_records(result).to_csv(p, index=False))
     return out_dir / RESULTS_FILE
 
 

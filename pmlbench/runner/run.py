@@ -27,6 +27,7 @@ from pmlbench.protocol.experiment import (
     load_metrics,
     run_experiment,
 )
+from pmlbench.runner.format import tidy_records
 from pmlbench.runner.store import ResultStore, run_metadata, to_json
 
 UNITS_FILE = "units.json"
@@ -194,7 +195,7 @@ class UnitRunner:
             "unit": unit_description(self.spec, split),
             "dataset": summary,
             "noise": noise,
-            "records": one.records().to_dict(orient="records"),
+            "records": tidy_records(one).to_dict(orient="records"),
             "split": split_record(result),
             "config": self.config,
             "run": {**run_metadata(self.out_dir), **self.meta()},

@@ -1,0 +1,247 @@
+"""The on-disk format of run directories and the result store, written and read only here.
+
+A run directory (the output directory of one run, or of one job of a multirun)::
+
+    results.csv                tidy rows, one per split x metric; written last, so its
+                               presence marks a complete run (see :func:`tidy_records`)
+    run.json                   resolved config, seeds, versions, git commit, per-split summaries
+    units.json                 each unit's key and status: computed, cached or failed
+    predictions/split_<i>.npz  split i's arrays, when the run asked for ``save_predictions``
+    error.txt                  the traceback of a multirun job that failed outside any unit
+    .hydra/                    Hydra's own record of the job (written by Hydra)
+
+A multirun's sweep directory also holds ``.pmlbench_sweep.json`` (the number of jobs and the
+start time), from which each job prints the sweep's progress.
+
+A result store (pmlbench.runner.store) holds per unit ``<key>.json`` (a finished unit),
+``<key>.npz`` (its predictions) and ``<key>.failed.json`` (a unit that raised).
+
+Columns of results.csv: dataset, noise, ``noise_<p>`` per scalar noise parameter (none for
+natural candidate labels), method, ``param_<p>`` per scalar method parameter, seed, split,
+metric, value, higher_is_better, convention, bipartition, tuned, oracle, n_train, n_test,
+n_degenerate, fit_seconds, predict_seconds. :func:`prefixed_columns` builds the prefixed
+columns from a plugin's config node; :func:`parameter_name` and :func:`parse_prefixed` read
+them back.
+
+JSON files go through :func:`to_json` / :func:`from_json`, arrays through :func:`save_npz` /
+:func:`load_npz` (never pickled).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from pmlbench.protocol.experiment import NATURAL_NOISE
+
+if TYPE_CHECKING:
+    from pmlbench.protocol.experiment import ExperimentResult
+
+# run directory
+RESULTS_FILE = "results.csv"
+RUN_RECORD_FILE = "run.json"
+UNITS_FILE = "units.json"
+PREDICTIONS_DIR = "predictions"
+ERROR_FILE = "error.txt"
+HYDRA_DIR = ".hydra"
+# sweep directory
+SWEEP_PROGRESS_FILE = ".pmlbench_sweep.json"
+# result store
+STORE_RECORD_SUFFIX = ".json"
+STORE_FAILURE_SUFFIX = ".failed.json"
+STORE_ARRAYS_SUFFIX = ".npz"
+
+# results.csv columns
+NOISE_PREFIX = "noise_"
+PARAM_PREFIX = "param_"
+
+RUN_RECORD_INDENT = 2
+STORE_INDENT = 1
+
+
+def predictions_path(run_dir: str | Path, split: int) -> Path:
+    """Where a run directory keeps the arrays of split ``split``."""
+    return Path(run_dir) / PREDICTIONS_DIR / f"split_{split}.npz"
+
+
+def store_record_path(root: str | Path, key: str) -> Path:
+    """The file that marks unit ``key`` done in the store at ``root``."""
+    return Path(root) / f"{key}{STORE_RECORD_SUFFIX}"
+
+
+def store_failure_path(root: str | Path, key: str) -> Path:
+    """The failure record of unit ``key`` in the store at ``root``."""
+    return Path(root) / f"{key}{STORE_FAILURE_SUFFIX}"
+
+
+def store_arrays_path(root: str | Path, key: str) -> Path:
+    """The predictions of unit ``key`` in the store at ``root``."""
+    return Path(root) / f"{key}{STORE_ARRAYS_SUFFIX}"
+
+
+def is_temporary(path: Path) -> bool:
+    """Whether ``path`` is a hidden file, such as an atomic write still under way."""
+    return path.name.startswith(".")
+
+
+def store_record_files(root: Path) -> list[Path]:
+    """The finished-unit files of a store, in key order."""
+    return sorted(
+        p
+        for p in root.glob(f"*{STORE_RECORD_SUFFIX}")
+        if not p.name.endswith(STORE_FAILURE_SUFFIX) and not is_temporary(p)
+    )
+
+
+def store_failure_files(root: Path) -> list[tuple[str, Path]]:
+    """(key, path) of every failure file of a store, in key order."""
+    return [
+        (p.name[: -len(STORE_FAILURE_SUFFIX)], p)
+        for p in sorted(root.glob(f"*{STORE_FAILURE_SUFFIX}"))
+        if not is_temporary(p)
+    ]
+
+
+def is_store_dir(path: Path) -> bool:
+    """Whether ``path`` is a result store: a directory of per-unit JSON files (a run
+    directory's own JSON files do not count)."""
+    run_files = {RUN_RECORD_FILE, UNITS_FILE}
+    return path.is_dir() and any(
+        p.name not in run_files and not is_temporary(p)
+        for p in path.glob(f"*{STORE_RECORD_SUFFIX}")
+    )
+
+
+def _encode_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, PurePath):
+        return str(value)
+    raise TypeError(
+        f"cannot write a {type(value).__module__}.{type(value).__qualname__} to a pmlbench "
+        "JSON file; convert it to numbers, strings, lists or dicts first"
+    )
+
+
+def to_json(data: Any, *, indent: int = STORE_INDENT) -> str:
+    """JSON text of ``data``: numpy scalars become Python numbers, arrays lists, paths strings.
+
+    Raises:
+        TypeError: for any other object that JSON cannot represent, naming its type.
+    """
+    return json.dumps(data, indent=indent, default=_encode_default)
+
+
+def from_json(text: str) -> Any:
+    """The data :func:`to_json` wrote (arrays come back as lists)."""
+    return json.loads(text)
+
+
+def save_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write named arrays to ``path`` (compressed, the name kept as given: no ``.npz`` added).
+
+    Raises:
+        TypeError: for an array of Python objects, which could only be stored pickled.
+    """
+    for name, array in arrays.items():
+        if np.asarray(array).dtype.hasobject:
+            raise TypeError(f"array {name!r} holds Python objects; npz files are never pickled")
+    with open(path, "wb") as handle:
+        np.savez_compressed(handle, **arrays)
+
+
+def load_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """The named arrays of an npz file, read without unpickling anything."""
+    with np.load(path, allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}
+
+
+def units_text(entries: list[dict[str, Any]]) -> str:
+    """The content of a run's units.json: one entry (key, split, status, ...) per unit."""
+    return to_json({"units": entries})
+
+
+def read_units(run_dir: str | Path) -> list[dict[str, Any]]:
+    """The unit entries of a run's units.json.
+
+    Raises:
+        OSError: the file cannot be read (e.g. the run has not written it yet).
+        ValueError: the file is not a units.json.
+    """
+    data = from_json((Path(run_dir) / UNITS_FILE).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("units"), list):
+        raise ValueError(f"{Path(run_dir) / UNITS_FILE} holds no list of units")
+    return data["units"]
+
+
+def prefixed_columns(node: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """The results.csv columns of a plugin's config node: ``<prefix><p>`` per scalar
+    parameter, in the node's order (``name`` and nested values are not columns)."""
+    return {
+        f"{prefix}{name}": value
+        for name, value in node.items()
+        if name != "name" and (isinstance(value, (int, float, str, bool)) or value is None)
+    }
+
+
+def parameter_name(column: str, prefix: str) -> str | None:
+    """The parameter a prefixed column holds (``param_k`` -> ``k``); None for other columns."""
+    return column[len(prefix) :] if column.startswith(prefix) else None
+
+
+def columns_with_prefix(columns: Iterable[str], prefix: str) -> list[str]:
+    """The columns built by :func:`prefixed_columns` with ``prefix``, in the given order."""
+    return [c for c in columns if parameter_name(c, prefix) is not None]
+
+
+def parse_prefixed(row: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """The parameters held in a row's ``<prefix><p>`` columns, by parameter name."""
+    return {
+        name: value
+        for column, value in row.items()
+        if (name := parameter_name(column, prefix)) is not None
+    }
+
+
+def tidy_records(result: ExperimentResult) -> pd.DataFrame:
+    """The rows of results.csv: one per split x metric with the run's identifying columns."""
+    spec = result.spec
+    noise_columns = (
+        {} if result.noise_name == NATURAL_NOISE else prefixed_columns(spec.noise, NOISE_PREFIX)
+    )
+    method_columns = prefixed_columns(spec.method, PARAM_PREFIX)
+    rows = []
+    for split in result.splits:
+        for name, value in split.values.items():
+            metric = result.metrics[name]
+            rows.append(
+                {
+                    "dataset": result.dataset_summary["name"],
+                    "noise": result.noise_name,
+                    **noise_columns,
+                    "method": spec.method["name"],
+                    **method_columns,
+                    "seed": spec.seed,
+                    "split": split.index,
+                    "metric": name,
+                    "value": value,
+                    "higher_is_better": metric.higher_is_better,
+                    "convention": spec.metric_convention,
+                    "bipartition": split.bipartition,
+                    "tuned": ";".join(f"{k}={v}" for k, v in sorted(split.tuned.items())),
+                    "oracle": bool(split.tuning.get("oracle", False)),
+                    "n_train": split.n_train,
+                    "n_test": split.n_test,
+                    "n_degenerate": split.n_degenerate,
+                    "fit_seconds": split.fit_seconds,
+                    "predict_seconds": split.predict_seconds,
+                }
+            )
+    return pd.DataFrame(rows)
