@@ -2,7 +2,9 @@
 
 A tiny ``pmlbench-broken`` distribution (a module and a .dist-info folder) is put on
 sys.path, so its entry points are found by importlib.metadata exactly like an installed
-package's, both in this process and in a ``pmlbench`` subprocess.
+package's, both in this process and in a ``pmlbench`` subprocess. Every broken plugin is
+caught the same way by pmlbench.testing (by name and by object), by ``pmlbench
+check-plugin`` and, where a run can see it, by a normal run.
 """
 
 from __future__ import annotations
@@ -10,21 +12,24 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import unittest
 from pathlib import Path
 
 import pytest
 
-from pmlbench.cli.commands.check_plugin import check_plugin, kinds_of, main
-from pmlbench.errors import PluginError
+from pmlbench import testing
+from pmlbench.cli.commands.check_plugin import main
+from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
+from pmlbench.testing import PluginCheckError, plugin_checks, run_checks
 
 DIST = "pmlbench-broken"
 
 MODULE = """
 import numpy as np
 from sklearn.base import BaseEstimator
-from pmlbench.metrics.base import Metric
+from pmlbench.plugin import Metric
 
 
 class _Base(BaseEstimator):
@@ -108,7 +113,7 @@ def bad_dataset(n: int = 10):
 """
 
 NO_DIRECTION_MODULE = """
-from pmlbench.metrics.base import Metric
+from pmlbench.plugin import Metric
 
 undirected = Metric("undirected", lambda Y_true, Y_pred, scores: 0.0,
                     higher_is_better=None, needs="scores")
@@ -179,16 +184,79 @@ def broken_dist(tmp_path_factory) -> Path:
         sys.modules.pop(module, None)
 
 
-@pytest.mark.parametrize(("kind", "name", "message"), VIOLATIONS, ids=[v[1] for v in VIOLATIONS])
-def test_check_plugin_flags_each_broken_plugin(broken_dist, kind, name, message):
-    checks = check_plugin(kind, name)
-    failed = [c for c in checks if c.passed is False]
-    assert failed, f"{name} passed every check"
-    assert any(message in c.detail for c in failed), [c.detail for c in failed]
+IDS = [v[1] for v in VIOLATIONS]
+
+
+def _assert_flagged(failed_details: list[str], kind: str, name: str, message: str) -> None:
+    assert failed_details, f"{name} passed every check"
+    assert any(message in d for d in failed_details), failed_details
     label = f"{kind} plugin {name!r}"
-    assert all(
-        label in c.detail and DIST in c.detail for c in failed if "external program" not in c.detail
-    )
+    assert all(label in d and DIST in d for d in failed_details)
+
+
+@pytest.mark.parametrize(("kind", "name", "message"), VIOLATIONS, ids=IDS)
+def test_run_checks_flags_each_broken_plugin(broken_dist, kind, name, message):
+    report = run_checks(kind, name)
+    _assert_flagged([c.detail for c in report.failed], kind, name, message)
+
+
+@pytest.mark.parametrize(("kind", "name", "message"), VIOLATIONS, ids=IDS)
+def test_testing_check_functions_raise_for_each_broken_plugin(broken_dist, kind, name, message):
+    """pmlbench.testing.check_method & co., by registered name and by the object itself."""
+    check = getattr(testing, f"check_{kind}")
+    with pytest.raises(PluginCheckError) as error:
+        check(name)
+    assert message in str(error.value) and DIST in str(error.value)
+    assert error.value.report is not None and not error.value.report.ok
+    try:
+        plugin = registry.load(kind, name)
+    except PluginError:
+        return  # nothing to hand over: importing it is what fails
+    with pytest.raises(PluginCheckError) as error:
+        check(plugin)
+    _assert_flagged([r.detail for r in error.value.report.failed], kind, name, message)
+
+
+@pytest.mark.parametrize(("kind", "name", "message"), VIOLATIONS, ids=IDS)
+def test_cli_check_plugin_flags_each_broken_plugin(
+    broken_dist, capsys, monkeypatch, kind, name, message
+):
+    monkeypatch.setenv("COLUMNS", "500")  # one table row per check, messages unbroken
+    assert main([name, "--kind", kind]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"contract violation(s) in {kind} plugin {name!r} (distribution '{DIST}')" in out
+    assert " ".join(message.split()) in out
+
+
+def test_plugin_checks_give_one_callable_per_check(broken_dist):
+    checks = dict(plugin_checks("method", "nanscores"))
+    assert list(checks) == testing.check_ids("method", "nanscores")
+    assert list(checks)[:3] == ["imports", "builds", "clonable"]
+    checks["imports"]()
+    checks["builds"]()
+    with pytest.raises(PluginCheckError, match="NaN or infinite scores"):
+        checks["dense"]()
+    with pytest.raises(unittest.SkipTest, match="an earlier check failed"):
+        checks["reproducible"]()
+
+
+def test_parametrize_plugin_checks_names_each_test(broken_dist):
+    mark = testing.parametrize_plugin_checks([("noise", "droptrue"), ("metric", "inverted")])
+    argname, values = mark.args[:2]
+    assert argname == "check"
+    assert mark.kwargs["ids"] == [
+        "noise-droptrue-imports",
+        "noise-droptrue-parameters",
+        "noise-droptrue-candidates",
+        "noise-droptrue-reproducible",
+        "metric-inverted-imports",
+        "metric-inverted-declared",
+        "metric-inverted-values",
+    ]
+    with pytest.raises(PluginCheckError, match="dropped true labels"):
+        values[2]()
+    with pytest.raises(PluginCheckError, match="looks wrong"):
+        values[-1]()
 
 
 def test_a_correct_plugin_passes_every_check(broken_dist):
@@ -198,21 +266,80 @@ def test_a_correct_plugin_passes_every_check(broken_dist):
         ("metric", "average_precision"),
         ("dataset", "genbase"),
     ):
-        checks = check_plugin(kind, name)
-        assert all(c.passed for c in checks), [(c.name, c.detail) for c in checks]
+        report = run_checks(kind, name)
+        assert all(c.passed for c in report.results), [(c.name, c.detail) for c in report.results]
+        assert getattr(testing, f"check_{kind}")(name) is not None
 
 
 def test_required_parameters_skip_checks_without_a_violation(broken_dist, capsys):
-    checks = check_plugin("method", "external")
-    assert [c.passed for c in checks[:2]] == [True, None]
-    assert "not run: parameter(s) ['command'] have no default" in checks[1].detail
+    report = run_checks("method", "external")
+    assert [c.passed for c in report.results[:3]] == [True, None, None]
+    assert "not run: parameter(s) ['command'] have no default" in report.results[1].detail
+    assert report.ok and testing.check_method("external").skipped
     assert main(["external"]) == 0
     assert "some checks did not run" in capsys.readouterr().out
 
 
+def test_unknown_parameters_are_the_callers_mistake(broken_dist):
+    with pytest.raises(
+        PmlbenchError, match=r"method has no parameter\(s\) \['kk'\]; its parameters: k, s"
+    ):
+        run_checks("method", "mlknn", {"kk": 3})
+    with pytest.raises(PmlbenchError, match="a metric has no parameters"):
+        run_checks("metric", "coverage", {"x": 1})
+
+
+class _Hooked:
+    """A minimal method whose hooks the tests below set."""
+
+    def __init__(self, k: int = 3):
+        self.k = k
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {"k": self.k}
+
+    def set_params(self, **params):
+        self.__dict__.update(params)
+        return self
+
+    def fit(self, X, Y):
+        self.l_ = Y.shape[1]
+        return self
+
+    def decision_function(self, X):
+        return X[:, : self.l_] * 0.0
+
+    def predict(self, X):
+        return (self.decision_function(X) > 0).astype(int)
+
+
+@pytest.mark.parametrize(
+    ("hook", "value", "check", "message"),
+    [
+        ("default_tuning_grid", {"k": 3}, "builds", "default_tuning_grid to a dict; it must be"),
+        ("default_bipartition", "threshold", "builds", "default_bipartition to a str"),
+        ("parameter_constraints", {"k": ["int"]}, "builds", "parameter_constraints to a dict"),
+        ("diagnostics_", [("iterations", 3)], "hooks", "diagnostics_ to a list"),
+    ],
+)
+def test_hooks_of_the_wrong_type_are_flagged(broken_dist, hook, value, check, message):
+    def fit(self, X, Y):
+        self.l_ = Y.shape[1]
+        if hook == "diagnostics_":
+            self.diagnostics_ = value
+        return self
+
+    attributes = {"fit": fit} if hook == "diagnostics_" else {hook: value}
+    method = type("BadHooks", (_Hooked,), attributes)
+    failed = {r.id: r.detail for r in run_checks("method", method).failed}
+    assert list(failed) == [check], failed
+    assert "method plugin 'BadHooks' (distribution '<unregistered>')" in failed[check]
+    assert message in failed[check]
+
+
 def test_unknown_names_get_a_suggestion(broken_dist):
     with pytest.raises(PluginError, match="did you mean 'nanscores'"):
-        kinds_of("nanscore")
+        registry.kinds_of("nanscore")
 
 
 def _spec(**nodes) -> ExperimentSpec:

@@ -8,8 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from pmlbench.errors import PluginError
+from pmlbench.hydra_app.config_nodes import method_node
 from pmlbench.plugins import registry
-from pmlbench.plugins.config_nodes import method_node, plugin_parameters
+from pmlbench.plugins.parameters import plugin_parameters
 
 
 @dataclass
@@ -99,3 +100,33 @@ def test_unconfigurable_default_is_a_clear_error():
 
     with pytest.raises(PluginError, match="parameter 'model'"):
         plugin_parameters("method", Bad)
+
+
+def test_a_plugin_object_is_found_by_identity():
+    from pmlbench.methods.mlknn import MLkNN
+    from pmlbench.noise.uniform import uniform_noise
+
+    for kind, obj, name in (
+        ("method", MLkNN, "mlknn"),
+        ("method", MLkNN(k=3), "mlknn"),
+        ("noise", uniform_noise, "uniform"),
+        ("metric", registry.load("metric", "coverage"), "coverage"),
+    ):
+        info = registry.info_for(kind, obj)
+        assert (info.name, info.distribution) == (name, "pmlbench")
+        assert info is registry.get(kind, name)
+
+
+def test_an_unregistered_object_is_labelled_by_its_own_name():
+    info = registry.info_for("method", Toy)
+    assert info.label == f"method plugin 'Toy' (distribution {registry.UNREGISTERED!r})"
+    assert info.entry_point.value == f"{__name__}:Toy"
+    assert registry.info_for("method", Toy()).name == "Toy"
+    with pytest.raises(PluginError, match="unknown plugin kind"):
+        registry.info_for("model", Toy)
+
+
+def test_kinds_of_a_name():
+    assert registry.kinds_of("mlknn") == ["method"]
+    with pytest.raises(PluginError, match="no plugin named 'mlkn'.*did you mean 'mlknn'"):
+        registry.kinds_of("mlkn")

@@ -1,30 +1,63 @@
-"""The contracts of the four plugin kinds, checked the same way in a run and in check-plugin.
+"""The contracts of the four plugin kinds: the single definition a run, ``pmlbench
+check-plugin`` and :mod:`pmlbench.testing` (which drives a plugin through them) all apply.
 
 Every check raises :class:`PluginError` whose message starts with the plugin's label (kind,
 name and distribution), so a broken third-party plugin is named in one line wherever it breaks.
 
-- dataset: ``loader(**params)`` returns a :class:`~pmlbench.datasets.dataset.Dataset`.
+- dataset: ``loader(**params)`` returns a :class:`~pmlbench.plugin.Dataset`.
 - noise: ``noise(Y_true, rng, **params)`` returns an n x l 0/1 matrix containing ``Y_true``.
 - method: a scikit-learn style estimator with ``fit``, ``decision_function`` and ``predict``;
-  scores are finite n x l floats, predictions n x l 0/1.
-- metric: a :class:`~pmlbench.metrics.base.Metric` (it carries its direction and input kind).
+  scores are finite n x l floats, predictions n x l 0/1; the optional hooks it defines have
+  the types :class:`pmlbench.plugin.MethodHooks` documents.
+- metric: a :class:`~pmlbench.plugin.Metric` (it carries its direction and input kind).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 from pmlbench.core.checks import as_dense, check_label_matrix
+from pmlbench.core.parameters import Constraint
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import NEEDS, Metric
 from pmlbench.plugins.registry import PluginInfo
 
 METHOD_API = ("fit", "decision_function", "predict")
+
+
+def _dict_of(value: Any, item: Callable[[Any], bool]) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(k, str) and item(v) for k, v in value.items()
+    )
+
+
+def _constraint_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(c, get_args(Constraint)) for c in value
+    )
+
+
+# The optional method hooks (pmlbench.plugin.MethodHooks): what each must be, and its test.
+METHOD_HOOKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "default_bipartition": (
+        "a dict of bipartition options, e.g. {'rule': 'threshold'}",
+        lambda v: _dict_of(v, lambda _: True),
+    ),
+    "default_tuning_grid": (
+        "a dict of value lists by constructor parameter, e.g. {'C': [0.1, 1, 10]}",
+        lambda v: _dict_of(v, lambda x: isinstance(x, (list, tuple))),
+    ),
+    "parameter_constraints": (
+        "a dict of constraint lists by constructor parameter, e.g. {'k': [Interval(int, 1, None)]}",
+        lambda v: _dict_of(v, _constraint_list),
+    ),
+    "diagnostics_": ("a dict (set by fit)", lambda v: _dict_of(v, lambda _: True)),
+}
 
 
 @contextmanager
@@ -49,7 +82,7 @@ def check_dataset(info: PluginInfo, dataset: Any) -> Dataset:
     if not isinstance(dataset, Dataset):
         raise PluginError(
             f"{info.label} returned {type(dataset).__name__}, not a pmlbench Dataset; "
-            "return pmlbench.datasets.dataset.Dataset(X=..., Y=..., name=...)"
+            "return pmlbench.plugin.Dataset(X=..., Y=..., name=...)"
         )
     return dataset
 
@@ -93,6 +126,21 @@ def check_method_api(info: PluginInfo, estimator: Any) -> Any:
             f"{info.label} has no {', '.join(f'{m}()' for m in missing)}; a method must be a "
             "scikit-learn style estimator with fit, decision_function and predict"
         )
+    return estimator
+
+
+def check_method_hooks(info: PluginInfo, estimator: Any) -> Any:
+    """The optional hooks a method defines must have their documented types.
+
+    Checks the class attributes and, on a fitted estimator, ``diagnostics_``; a run would
+    otherwise misread or silently drop a hook of another type.
+    """
+    for hook, (expected, valid) in METHOD_HOOKS.items():
+        value = getattr(estimator, hook, None)
+        if value is not None and not valid(value):
+            raise PluginError(
+                f"{info.label} sets {hook} to a {type(value).__name__}; it must be {expected}"
+            )
     return estimator
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
@@ -22,6 +23,7 @@ KINDS = {
     "method": "pmlbench.methods",
     "metric": "pmlbench.metrics",
 }
+UNREGISTERED = "<unregistered>"
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,49 @@ def get(kind: str, name: str) -> PluginInfo:
     raise PluginError(
         f"unknown {kind} {name!r}; available: {', '.join(available) or '(none)'}{hint}"
     )
+
+
+def kinds_of(name: str) -> list[str]:
+    """The kinds under which a plugin called ``name`` is registered (an error if none)."""
+    kinds = [kind for kind in KINDS if name in plugins(kind)]
+    if not kinds:
+        everything = sorted({n for kind in KINDS for n in plugins(kind)})
+        close = difflib.get_close_matches(name, everything, n=3)
+        hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+        raise PluginError(f"no plugin named {name!r} is installed (see `pmlbench list`){hint}")
+    return kinds
+
+
+def _loaded_object(ep: Any) -> Any:
+    """The object an entry point names if its module is already imported, else None.
+
+    Nothing is imported: a plugin object in hand has its module in ``sys.modules``.
+    """
+    module_name, _, attrs = str(ep.value).partition(":")
+    obj = sys.modules.get(module_name.strip())
+    for attr in filter(None, attrs.strip().split(".")):
+        obj = getattr(obj, attr, None)
+    return obj
+
+
+def info_for(kind: str, obj: Any) -> PluginInfo:
+    """The registration of a plugin object (a class, an instance of one, or a callable).
+
+    An object no entry point of ``kind`` names gets a PluginInfo named after the object (its
+    ``name`` attribute, or its class or function name) from the distribution
+    ``<unregistered>``, so checks on it still print one-line messages naming it.
+    """
+    for info in plugins(kind).values():
+        target = _loaded_object(info.entry_point)
+        if target is not None and (
+            target is obj or (inspect.isclass(target) and type(obj) is target)
+        ):
+            return info
+    target = obj if inspect.isclass(obj) or inspect.isroutine(obj) else type(obj)
+    own = getattr(obj, "name", None)  # a Metric's name
+    name = own if isinstance(own, str) and own else str(getattr(target, "__name__", target))
+    value = f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', name)}"
+    return PluginInfo(kind, name, EntryPoint(name, value, KINDS[kind]), UNREGISTERED)
 
 
 def load(kind: str, name: str) -> Any:

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmlbench.core.checks import check_label_matrix
-from pmlbench.errors import PmlbenchError
-from pmlbench.noise.uniform import ROUNDING, noise_counts
+from pmlbench.plugin import ROUNDING, PmlbenchError, check_label_matrix, noise_counts
 
 
 def cooccurrence_weights(Y_true: np.ndarray, smoothing: float) -> np.ndarray:

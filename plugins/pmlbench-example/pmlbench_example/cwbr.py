@@ -25,9 +25,14 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
-from pmlbench.core.checks import check_features, check_label_matrix
-from pmlbench.errors import PmlbenchError
-from pmlbench.numerics.neighbors import kneighbors, neighbor_counts
+from pmlbench.plugin import (
+    Interval,
+    ValidatedParameters,
+    check_features,
+    check_label_matrix,
+    kneighbors,
+    neighbor_counts,
+)
 
 
 def candidate_confidence(X, S: np.ndarray, k: int, alpha: float) -> np.ndarray:
@@ -49,7 +54,7 @@ def candidate_confidence(X, S: np.ndarray, k: int, alpha: float) -> np.ndarray:
     return np.clip(conf, 0.0, 1.0)
 
 
-class ConfidenceWeightedBR(BaseEstimator):
+class ConfidenceWeightedBR(ValidatedParameters, BaseEstimator):
     """Confidence-weighted binary relevance: soft-label logistic regression per label.
 
     Args:
@@ -61,6 +66,13 @@ class ConfidenceWeightedBR(BaseEstimator):
 
     # Probabilities are calibrated around 0.5; never predict an empty label set.
     default_bipartition = {"rule": "threshold", "threshold": 0.5, "allow_empty": False}
+    # Checked before any work: a run stops with "method.alpha must be a number in [0, 1], ..."
+    parameter_constraints = {
+        "C": [Interval(float, 0, None, closed="neither")],
+        "k": [Interval(int, 1, None)],
+        "alpha": [Interval(float, 0, 1)],
+        "max_iter": [Interval(int, 1, None)],
+    }
 
     def __init__(self, C: float = 1.0, k: int = 10, alpha: float = 0.5, max_iter: int = 500):
         self.C = C
@@ -70,10 +82,7 @@ class ConfidenceWeightedBR(BaseEstimator):
 
     def fit(self, X, Y) -> ConfidenceWeightedBR:
         """Estimate confidences (Eqs. 1-3), then fit one soft-label model per label (Eq. 4)."""
-        if not 0.0 <= float(self.alpha) <= 1.0:
-            raise PmlbenchError(f"method.alpha must lie in [0, 1], got {self.alpha!r}")
-        if float(self.C) <= 0 or int(self.k) < 1:
-            raise PmlbenchError("method.C must be positive and method.k at least 1")
+        self._validate_params()
         X = check_features(X)
         S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
         conf = candidate_confidence(X, S, int(self.k), float(self.alpha))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from pmlbench.metrics.base import Metric
+from pmlbench.plugin import Metric
 
 
 def macro_auc_value(Y_true: np.ndarray, Y_pred: np.ndarray, scores: np.ndarray) -> float:

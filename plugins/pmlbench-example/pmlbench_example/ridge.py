@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pmlbench.errors import PmlbenchError
-from pmlbench.methods.external import ExternalCommand, ExternalSpec
+from pmlbench.plugin import ExternalCommand, ExternalSpec, Interval, Options
 
 SCRIPTS = Path(__file__).parent / "external"
 PROGRAMS = {
@@ -33,6 +32,12 @@ class ExternalRidge(ExternalCommand):
     """
 
     default_bipartition = {"rule": "method"}
+    # Replaces ExternalCommand's constraints, which describe its own constructor.
+    parameter_constraints = {
+        "lam": [Interval(float, 0, None)],
+        "program": [Options(tuple(PROGRAMS))],
+        "timeout": [Interval(float, 0, None, closed="neither")],
+    }
 
     def __init__(self, lam: float = 1.0, program: str = "python", timeout: float = 120.0):
         self.lam = lam
@@ -40,10 +45,6 @@ class ExternalRidge(ExternalCommand):
         self.timeout = timeout
 
     def external_spec(self) -> ExternalSpec:
-        if self.program not in PROGRAMS:
-            raise PmlbenchError(
-                f"method.program must be one of {sorted(PROGRAMS)}, got {self.program!r}"
-            )
         return ExternalSpec(
             PROGRAMS[self.program],
             file_format="mat",

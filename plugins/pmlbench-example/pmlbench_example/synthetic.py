@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from sklearn.datasets import make_multilabel_classification
 
-from pmlbench.datasets.dataset import Dataset
-from pmlbench.errors import PmlbenchError
+from pmlbench.plugin import Dataset, PmlbenchError
 
 
 @dataclass

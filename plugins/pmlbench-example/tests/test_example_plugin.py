@@ -1,4 +1,5 @@
-"""Tests of the example plugins against independent references and exact properties."""
+"""Tests of the example plugins: pmlbench's contract checks, then the mathematics of each
+plugin against independent references and exact properties."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from scipy.stats import rankdata
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
-from pmlbench.noise.uniform import uniform_noise
+from pmlbench.plugin import PmlbenchError, uniform_noise
+from pmlbench.testing import check_method, parametrize_plugin_checks
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +33,36 @@ def _labels(n=200, n_labels=6, seed=0):
     Y = (rng.random((n, n_labels)) < 0.3).astype(np.uint8)
     Y[np.arange(n), rng.integers(0, n_labels, n)] = 1
     return Y
+
+
+# --- the contract: every check of pmlbench check-plugin, one test each ----------------------
+
+
+@parametrize_plugin_checks(
+    [
+        ("method", ConfidenceWeightedBR),
+        ("method", ExternalRidge),
+        ("dataset", example_synth, {"n_instances": 60}),
+        ("noise", cooccurrence_noise),
+        ("metric", macro_auc),
+    ]
+)
+def test_plugin_contract(check):
+    check()
+
+
+def test_contract_checks_take_parameters_and_instances():
+    report = check_method(ConfidenceWeightedBR, params={"k": 3, "alpha": 0.8})
+    assert report.ok and not report.skipped
+    assert "k=3" in report.results[0].detail
+    assert check_method(ConfidenceWeightedBR(C=0.5)).ok
+
+
+@pytest.mark.parametrize("params", [{"k": 3.5}, {"alpha": 1.5}, {"C": 0}])
+def test_cwbr_refuses_bad_parameters_in_one_line(params):
+    with pytest.raises(PmlbenchError, match=f"method.{next(iter(params))} must be") as error:
+        ConfidenceWeightedBR(**params).fit(np.zeros((4, 2)), np.eye(4, 2, dtype=np.uint8))
+    assert "\n" not in str(error.value)
 
 
 # --- noise: cooccurrence -------------------------------------------------------------------
