@@ -1,7 +1,13 @@
-"""Statistics: paired tests, Holm, ranks, Friedman/Nemenyi (Demšar 2006), Wilcoxon, win/tie/loss."""
+"""Statistics: paired tests, Holm, ranks, Friedman/Nemenyi (Demšar 2006), Wilcoxon, win/tie/loss.
+
+The references: scipy (friedmanchisquare, wilcoxon exact and permutation), scikit-posthocs
+(Nemenyi and Holm post-hoc tests; optional, ``pip install scikit-posthocs``), Demšar's
+published numbers, and brute-force enumerations written out here.
+"""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -15,14 +21,17 @@ from pmlbench.stats import (
     compare_with_reference,
     control_posthoc,
     corrected_resampled_ttest,
+    exact_signed_rank_pvalue,
     friedman_from_ranks,
     friedman_test,
     nemenyi_critical_difference,
     nonsignificant_groups,
     outcome,
+    paired_effect_size,
     paired_ttest,
     pairwise_posthoc,
     rank_within_blocks,
+    tie_sum,
     wilcoxon_signed_rank,
     win_tie_loss,
 )
@@ -108,6 +117,37 @@ def test_corrected_resampled_ttest_worked_example():
 def test_corrected_test_rejects_bad_sizes():
     with pytest.raises(PmlbenchError, match="n_train"):
         corrected_resampled_ttest([1, 2], [2, 2.5], n_train=0, n_test=10)
+
+
+def test_effect_sizes_by_hand_and_against_the_tests(rng):
+    # d = [0.02, 0.02, 0.00, 0.03, 0.03]: mean 0.02, sd = sqrt(1.5e-4) = 0.012247
+    a = [0.80, 0.82, 0.79, 0.81, 0.83]
+    b = [0.78, 0.80, 0.79, 0.78, 0.80]
+    plain = paired_effect_size(a, b)
+    assert plain.mean_difference == pytest.approx(0.02, rel=1e-9)
+    assert plain.standard_error == pytest.approx(math.sqrt(1.5e-4 / 5), rel=1e-9)
+    assert plain.cohens_d == pytest.approx(0.02 / math.sqrt(1.5e-4), rel=1e-9)  # 1.633
+    corrected = paired_effect_size(a, b, n_train=100, n_test=100)
+    assert corrected.standard_error == pytest.approx(math.sqrt(1.2 * 1.5e-4), rel=1e-9)
+    assert corrected.cohens_d == plain.cohens_d  # d_z does not depend on the test
+    # mean / standard error is each test's t statistic
+    x, y = rng.normal(size=9), rng.normal(size=9)
+    size = paired_effect_size(x, y)
+    assert size.mean_difference / size.standard_error == pytest.approx(
+        stats.ttest_rel(x, y).statistic, rel=1e-12
+    )
+    assert size.cohens_d == pytest.approx(np.mean(x - y) / np.std(x - y, ddof=1), rel=1e-12)
+    size = paired_effect_size(x, y, n_train=150, n_test=50)
+    assert size.mean_difference / size.standard_error == pytest.approx(
+        corrected_resampled_ttest(x, y, 150, 50).statistic, rel=1e-12
+    )
+    # zero variance, decided like the tests
+    same = paired_effect_size([0.5, 0.6], [0.5, 0.6])
+    assert (same.standard_error, same.cohens_d) == (0.0, 0.0)
+    shifted = paired_effect_size([0.25, 0.5], [0.5, 0.75])
+    assert (shifted.standard_error, shifted.cohens_d) == (0.0, -math.inf)
+    with pytest.raises(PmlbenchError, match="n_train"):
+        paired_effect_size(a, b, n_train=100)
 
 
 # ---------------------------------------------------------------- Holm
@@ -206,6 +246,126 @@ def test_friedman_edge_cases():
         friedman_test(np.ones((1, 3)), True, "abc")
 
 
+# ---------------------------------------------------------------- Friedman with ties (issue 12)
+
+# 12 PML datasets x 5 methods, subset accuracies rounded to two decimals; several methods
+# sit at 0 on most datasets. Rank sums 36.5, 28.5, 46, 40.5, 28.5 (sum of squares 6713),
+# tie term sum(t^3 - t) = 330, C = 1 - 330 / (12 * 5 * 24) = 0.7708.
+FLIP_METHODS = ["m1", "m2", "m3", "m4", "m5"]
+FLIP_TABLE = np.array(
+    [
+        [0.38, 0.38, 0.18, 0.38, 0.38],
+        [0.00, 0.00, 0.00, 0.00, 0.13],
+        [0.27, 0.27, 0.00, 0.00, 0.27],
+        [0.00, 0.45, 0.00, 0.45, 0.00],
+        [0.00, 0.43, 0.43, 0.00, 0.43],
+        [0.60, 0.60, 0.41, 0.56, 0.60],
+        [0.20, 0.20, 0.20, 0.15, 0.27],
+        [0.00, 0.37, 0.00, 0.00, 0.58],
+        [0.33, 0.00, 0.00, 0.45, 0.00],
+        [0.15, 0.15, 0.14, 0.36, 0.15],
+        [0.22, 0.41, 0.47, 0.16, 0.25],
+        [0.18, 0.51, 0.09, 0.13, 0.15],
+    ]
+)
+
+
+def test_tie_correction_flips_the_verdict_as_in_the_issue():
+    result = friedman_test(FLIP_TABLE, True, FLIP_METHODS)
+    reference = stats.friedmanchisquare(*FLIP_TABLE.T)
+    assert result.chi2 == pytest.approx(reference.statistic, rel=1e-12)
+    assert result.pvalue == pytest.approx(reference.pvalue, rel=1e-12)
+    assert round(result.pvalue, 4) == 0.0392
+    assert tie_sum(FLIP_TABLE) == 330
+    assert result.tie_correction == pytest.approx(1 - 330 / 1440, rel=1e-15)
+    # without the correction (Demšar's Eq. 1 as printed): chi2 = 7.767, p = 0.1005
+    uncorrected = friedman_from_ranks(result.average_ranks, 12, FLIP_METHODS)
+    assert uncorrected.chi2 == pytest.approx(6713 / 30 - 216, rel=1e-12)
+    assert round(uncorrected.pvalue, 4) == 0.1005
+    assert result.chi2 * result.tie_correction == pytest.approx(uncorrected.chi2, rel=1e-12)
+    assert uncorrected.pvalue > 0.05 > result.pvalue
+    # the Iman-Davenport F of the corrected statistic flips as well: 0.094 -> 0.0315
+    assert uncorrected.f_pvalue > 0.05 > result.f_pvalue
+    assert result.f_statistic == pytest.approx(11 * result.chi2 / (48 - result.chi2), rel=1e-12)
+
+
+def _anova_f_of_ranks(ranks: np.ndarray) -> float:
+    """Two-way ANOVA F of methods on the within-block ranks (Iman & Davenport, 1980)."""
+    n, k = ranks.shape
+    grand = ranks.mean()
+    ss_methods = n * np.sum((ranks.mean(axis=0) - grand) ** 2)
+    ss_blocks = k * np.sum((ranks.mean(axis=1) - grand) ** 2)  # 0: every row sums to k(k+1)/2
+    ss_error = np.sum((ranks - grand) ** 2) - ss_methods - ss_blocks
+    return (ss_methods / (k - 1)) / (ss_error / ((n - 1) * (k - 1)))
+
+
+def test_friedman_matches_scipy_on_random_tables_with_many_ties():
+    rng = np.random.default_rng(20260112)
+    checked = all_tied = 0
+    for _ in range(400):
+        n, k = int(rng.integers(2, 30)), int(rng.integers(3, 9))
+        levels = int(rng.integers(1, 5))  # few distinct values: many ties, some rows all tied
+        values = rng.integers(0, levels, size=(n, k)) / 10.0
+        higher = bool(rng.integers(2))
+        result = friedman_test(values, higher, [f"m{j}" for j in range(k)])
+        ranks = rank_within_blocks(values, higher)
+        if np.all(values == values[:, :1]):
+            assert (result.chi2, result.pvalue, result.f_pvalue) == (0.0, 1.0, 1.0)
+            all_tied += 1
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            reference = stats.friedmanchisquare(*values.T)
+        assert result.chi2 == pytest.approx(reference.statistic, rel=1e-10, abs=1e-12)
+        assert result.pvalue == pytest.approx(reference.pvalue, rel=1e-10, abs=1e-15)
+        if math.isfinite(result.f_statistic):
+            assert result.f_statistic == pytest.approx(_anova_f_of_ranks(ranks), rel=1e-9)
+            assert result.f_pvalue == pytest.approx(
+                stats.f.sf(result.f_statistic, k - 1, (k - 1) * (n - 1)), rel=1e-12
+            )
+        checked += 1
+    assert checked > 250 and all_tied > 10
+
+
+def test_demsar_table_with_its_ties_matches_scipy():
+    # the printed Table 6 has ties (mushroom: all four at 1.000; lung cancer, iris, ...)
+    result = friedman_test(DEMSAR_AUC, True, DEMSAR_METHODS)
+    reference = stats.friedmanchisquare(*DEMSAR_AUC.T)
+    assert result.chi2 == pytest.approx(reference.statistic, rel=1e-12)
+    assert result.tie_correction < 1
+    uncorrected = friedman_from_ranks(result.average_ranks, 14, DEMSAR_METHODS)
+    assert result.chi2 > uncorrected.chi2
+
+
+def test_identical_rankings_with_ties_give_the_maximal_statistic():
+    values = np.tile([0.5, 0.5, 0.2, 0.0], (6, 1))
+    result = friedman_test(values, True, "abcd")
+    assert result.chi2 == pytest.approx(6 * 3)  # N(k-1), ties or not
+    assert result.chi2 == pytest.approx(stats.friedmanchisquare(*values.T).statistic)
+    assert result.f_statistic == math.inf
+    assert result.f_pvalue == pytest.approx(result.pvalue)
+    with pytest.raises(PmlbenchError, match="tie term"):
+        friedman_from_ranks([1.5, 1.5], 2, "ab", ties=100.0)
+
+
+def test_posthoc_tests_match_scikit_posthocs_on_tied_tables():
+    sp = pytest.importorskip("scikit_posthocs", reason="pip install scikit-posthocs")
+    rng = np.random.default_rng(7)
+    for values in [FLIP_TABLE, DEMSAR_AUC, rng.integers(0, 3, size=(15, 6)) / 4.0]:
+        k = values.shape[1]
+        names = [f"m{j}" for j in range(k)]
+        # scikit-posthocs ranks ascending: our lower-is-better ranks
+        result = friedman_test(values, False, names)
+        pairs = pairwise_posthoc(result).set_index(["method_a", "method_b"])
+        nemenyi = sp.posthoc_nemenyi_friedman(values).to_numpy()
+        siegel = sp.posthoc_siegel_friedman(values).to_numpy()
+        siegel_holm = sp.posthoc_siegel_friedman(values, p_adjust="holm").to_numpy()
+        for i, j in itertools.combinations(range(k), 2):
+            row = pairs.loc[(names[i], names[j])]
+            assert row["p_nemenyi"] == pytest.approx(nemenyi[i, j], rel=1e-10, abs=1e-14)
+            assert row["p"] == pytest.approx(siegel[i, j], rel=1e-10, abs=1e-14)
+            assert row["p_holm"] == pytest.approx(siegel_holm[i, j], rel=1e-10, abs=1e-14)
+
+
 # ---------------------------------------------------------------- Wilcoxon
 
 
@@ -221,6 +381,81 @@ def test_wilcoxon_by_hand():
     assert (flipped.rank_sum_a, flipped.rank_sum_b) == (3, 12)
     zero = wilcoxon_signed_rank(b, b, True)
     assert zero.pvalue == 1.0
+
+
+def _enumerated_pvalue(d: np.ndarray) -> float:
+    """Two-sided p of R+ (zsplit) by enumerating all 2^n sign vectors of the non-zero d."""
+    ranks = stats.rankdata(np.abs(d))
+    free = ranks[d != 0]
+    signs = np.array(list(itertools.product([0.0, 1.0], repeat=len(free))))
+    null = signs @ free
+    observed = ranks[d > 0].sum()
+    return min(1.0, 2.0 * min(np.mean(null <= observed), np.mean(null >= observed)))
+
+
+def test_wilcoxon_without_ties_is_scipys_exact_test():
+    rng = np.random.default_rng(3)
+    for n in range(2, 26):
+        for _ in range(5):
+            a, b = rng.normal(size=n), rng.normal(size=n)
+            result = wilcoxon_signed_rank(a, b, higher_is_better=True)
+            reference = stats.wilcoxon(a, b, method="exact")
+            assert result.method == "exact"
+            assert result.pvalue == pytest.approx(reference.pvalue, rel=1e-12)
+            assert result.statistic == reference.statistic
+
+
+def test_wilcoxon_with_zeros_and_ties_is_the_exact_permutation_test():
+    rng = np.random.default_rng(4)
+    # small N: scipy's own permutation test enumerates all 2^N sign vectors
+    for n in range(4, 11):
+        for _ in range(2):
+            d = rng.integers(-2, 3, size=n) / 100.0
+            if np.all(d == 0):
+                continue
+            b = np.full(n, 0.5)
+            result = wilcoxon_signed_rank(b + d, b, higher_is_better=True)
+            reference = stats.wilcoxon(d, zero_method="zsplit", method=stats.PermutationMethod())
+            assert result.pvalue == pytest.approx(reference.pvalue, rel=1e-12)
+            assert result.pvalue == pytest.approx(_enumerated_pvalue(d), rel=1e-12)
+    # N = 14..18, where scipy's "auto" falls back to the normal approximation
+    for n in range(14, 19):
+        d = rng.integers(-3, 4, size=n).astype(np.float64)
+        d[0], d[1] = 0.0, 1.0  # at least one zero and one tie
+        result = wilcoxon_signed_rank(d, np.zeros(n), higher_is_better=True)
+        assert result.method == "exact"
+        assert result.pvalue == pytest.approx(_enumerated_pvalue(d), rel=1e-12)
+
+
+def test_wilcoxon_demsar_table_2():
+    # Demšar (2006), Table 2: C4.5+m against C4.5 on the 14 datasets of Table 6, two zero
+    # differences (lung cancer, mushroom) split between the signs: R+ = 93, R- = 12.
+    result = wilcoxon_signed_rank(DEMSAR_AUC[:, 1], DEMSAR_AUC[:, 0], higher_is_better=True)
+    assert (result.rank_sum_a, result.rank_sum_b, result.statistic) == (93, 12, 12)
+    # exact: 0.0078 (scipy's "auto" gives the normal approximation's 0.011 here); Demšar's
+    # table of exact critical values rejects at 0.05 (T = 12 < 21 for N = 14)
+    d = DEMSAR_AUC[:, 1] - DEMSAR_AUC[:, 0]
+    assert result.pvalue == pytest.approx(_enumerated_pvalue(d), rel=1e-12)
+    assert result.pvalue == pytest.approx(0.0078125, rel=1e-9)
+    asymptotic = wilcoxon_signed_rank(DEMSAR_AUC[:, 1], DEMSAR_AUC[:, 0], True, "asymptotic")
+    assert asymptotic.pvalue == pytest.approx(
+        stats.wilcoxon(d, zero_method="zsplit", method="asymptotic").pvalue, rel=1e-12
+    )
+
+
+def test_wilcoxon_large_n_uses_the_normal_approximation():
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=60).round(1), rng.normal(size=60).round(1)
+    result = wilcoxon_signed_rank(a, b, higher_is_better=False)
+    reference = stats.wilcoxon(a, b, zero_method="zsplit", method="asymptotic")
+    assert result.method == "asymptotic"
+    assert result.pvalue == pytest.approx(reference.pvalue, rel=1e-12)
+    forced = wilcoxon_signed_rank(a, b, higher_is_better=False, method="exact")
+    assert forced.method == "exact"
+    assert forced.pvalue == pytest.approx(exact_signed_rank_pvalue(a - b), rel=1e-12)
+    assert forced.pvalue == pytest.approx(result.pvalue, abs=0.01)  # close at N = 60
+    with pytest.raises(PmlbenchError, match="method"):
+        wilcoxon_signed_rank(a, b, True, method="permutation")
 
 
 # ---------------------------------------------------------------- win/tie/loss
@@ -273,6 +508,10 @@ def test_win_tie_loss_on_hand_made_fixture():
     comparisons = compare_with_reference(_fixture(), "A", DIRECTIONS)
     table = comparisons.comparisons.set_index(["metric", "dataset"])
     assert table.loc[("ap", "d1"), "outcome"] == "win"
+    size = paired_effect_size([0.90, 0.91, 0.92], [0.80, 0.82, 0.81])
+    assert table.loc[("ap", "d1"), "standard_error"] == pytest.approx(size.standard_error)
+    assert table.loc[("ap", "d1"), "cohens_d"] == pytest.approx(size.cohens_d)
+    assert table.loc[("hl", "d1"), "cohens_d"] == -math.inf  # A lower by 0.125 everywhere
     assert table.loc[("ap", "d1"), "pvalue"] == pytest.approx(
         stats.ttest_rel([0.90, 0.91, 0.92], [0.80, 0.82, 0.81]).pvalue
     )
@@ -313,6 +552,7 @@ def test_holm_and_corrected_test_change_decisions_consistently():
     row = corrected[(corrected["metric"] == "ap") & (corrected["dataset"] == "d1")].iloc[0]
     expected = corrected_resampled_ttest([0.90, 0.91, 0.92], [0.80, 0.82, 0.81], 50, 50)
     assert row["statistic"] == pytest.approx(expected.statistic)
+    assert row["mean_difference"] / row["standard_error"] == pytest.approx(expected.statistic)
     # the constant shift stays significant under every variant
     for frame in (holm, corrected):
         hl = frame[(frame["metric"] == "hl") & (frame["dataset"] == "d1")].iloc[0]

@@ -2,6 +2,15 @@
 
 Methods are ranked within each block (a PML dataset: dataset x noise level) by the metric's
 direction; the tests work on the average ranks ``R_j`` over ``N`` blocks and ``k`` methods.
+
+Ties within a block are common in PML benchmarks (several methods at subset accuracy 0 on a
+hard dataset). They share their average rank and shrink the variance of the ranks, so
+Friedman's statistic is divided by the tie correction C, as ``scipy.stats.friedmanchisquare``
+(and autorank, which calls it) does; without it the test is conservative and can miss a
+difference that scipy reports. The Iman-Davenport F is derived from the corrected statistic.
+The post-hoc tests (Nemenyi, Holm) use the standard error sqrt(k(k+1)/(6N)) of Demšar's
+Sec. 3.2.2 without a tie correction, exactly as scikit-posthocs' ``posthoc_nemenyi_friedman``
+and ``posthoc_siegel_friedman`` do.
 """
 
 from __future__ import annotations
@@ -21,20 +30,27 @@ from pmlbench.stats.ranks import rank_within_blocks
 
 @dataclass(frozen=True)
 class FriedmanResult:
-    """Friedman's statistic and the Iman-Davenport F variant.
+    """Friedman's statistic, corrected for ties, and the Iman-Davenport F variant.
 
     Attributes:
         methods: method names, in the column order of the input.
         n_blocks: number of blocks N (PML datasets).
         average_ranks: average rank of each method (1 = best).
-        chi2: Friedman's chi2_F = 12N/(k(k+1)) * (sum_j R_j^2 - k(k+1)^2/4), without a tie
-            correction (as in Demšar's worked example).
+        chi2: Friedman's statistic corrected for ties,
+            chi2_F = 12N/(k(k+1)) (sum_j R_j^2 - k(k+1)^2/4) / C: Demšar's chi2_F divided
+            by ``tie_correction``; the value of ``scipy.stats.friedmanchisquare``.
         pvalue: p-value of chi2_F against chi2 with k-1 degrees of freedom.
-        f_statistic: Iman & Davenport's F_F = (N-1) chi2_F / (N(k-1) - chi2_F).
+        f_statistic: Iman & Davenport's F_F = (N-1) chi2_F / (N(k-1) - chi2_F) (Demšar,
+            Sec. 3.2.2) of the corrected chi2_F. It equals the two-way ANOVA F statistic of the
+            ranks (blocks x methods), ties included, which is how Iman and Davenport (1980)
+            derived it.
         f_pvalue: p-value of F_F against F(k-1, (k-1)(N-1)); Demšar recommends this one.
             When every block ranks the methods identically (chi2_F at its maximum N(k-1)),
             F_F is infinite and the F approximation says nothing; f_pvalue is then the chi2
             p-value rather than 0.
+        tie_correction: C = 1 - sum_i sum_g (t_ig^3 - t_ig) / (N k (k^2 - 1)), t_ig the sizes
+            of the groups of tied values in block i; 1 without ties. ``chi2 * tie_correction``
+            is the uncorrected statistic printed by Demšar.
     """
 
     methods: tuple[str, ...]
@@ -44,14 +60,37 @@ class FriedmanResult:
     pvalue: float
     f_statistic: float
     f_pvalue: float
+    tie_correction: float = 1.0
 
     @property
     def k(self) -> int:
         return len(self.methods)
 
 
+def tie_sum(values) -> float:
+    """sum_i sum_g (t_ig^3 - t_ig) over the blocks (rows) i of a blocks x methods table.
+
+    t_ig are the sizes of the groups of equal values in row i; the sum is 0 without ties.
+    It is the ``ties`` argument of :func:`friedman_from_ranks`.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2:
+        raise PmlbenchError(f"ties are counted in a blocks x methods table, got {values.shape}")
+    ordered = np.sort(values, axis=1)
+    total = 0.0
+    for row in ordered:
+        starts = np.flatnonzero(np.concatenate([[True], row[1:] != row[:-1], [True]]))
+        t = np.diff(starts).astype(np.float64)  # run lengths of equal values
+        total += float(np.sum(t**3 - t))
+    return total
+
+
 def friedman_test(values, higher_is_better: bool, methods) -> FriedmanResult:
-    """Friedman test of ``values`` (blocks x methods, one mean per block and method)."""
+    """Friedman test of ``values`` (blocks x methods, one mean per block and method).
+
+    Tied values of a block share their average rank and the statistic is corrected for
+    them (see :class:`FriedmanResult`).
+    """
     values = np.asarray(values, dtype=np.float64)
     n, k = values.shape if values.ndim == 2 else (0, 0)
     if k != len(methods):
@@ -61,11 +100,16 @@ def friedman_test(values, higher_is_better: bool, methods) -> FriedmanResult:
             f"the Friedman test needs at least 2 methods and 2 datasets, got {k} and {n}"
         )
     ranks = rank_within_blocks(values, higher_is_better).mean(axis=0)
-    return friedman_from_ranks(ranks, n, methods)
+    return friedman_from_ranks(ranks, n, methods, ties=tie_sum(values))
 
 
-def friedman_from_ranks(average_ranks, n_blocks: int, methods) -> FriedmanResult:
-    """Friedman's chi2_F and Iman-Davenport's F_F from the average ranks over N blocks."""
+def friedman_from_ranks(average_ranks, n_blocks: int, methods, ties: float = 0.0) -> FriedmanResult:
+    """Friedman's chi2_F and Iman-Davenport's F_F from the average ranks over N blocks.
+
+    ``ties`` is :func:`tie_sum` of the table the ranks come from; the default 0 (no ties)
+    gives the formulas of Demšar's worked example. When every block ties all the methods
+    nothing can be ranked: chi2_F = F_F = 0 and both p-values are 1.
+    """
     ranks = np.asarray(average_ranks, dtype=np.float64)
     methods = tuple(str(m) for m in methods)
     k, n = len(ranks), int(n_blocks)
@@ -74,16 +118,26 @@ def friedman_from_ranks(average_ranks, n_blocks: int, methods) -> FriedmanResult
             f"the Friedman test needs >= 2 methods (with names) and >= 2 "
             f"datasets, got {k} ranks, {len(methods)} names, {n} datasets"
         )
+    most = n * k * (k * k - 1.0)
+    if not 0.0 <= ties <= most:
+        raise PmlbenchError(
+            f"the tie term must lie in [0, N k (k^2 - 1)] = [0, {most:g}], got {ties}"
+        )
+    correction = 1.0 - ties / most
+    if correction <= 1e-12:
+        return FriedmanResult(methods, n, ranks, 0.0, 1.0, 0.0, 1.0, 0.0)
     chi2 = 12.0 * n / (k * (k + 1)) * (float(np.sum(ranks**2)) - k * (k + 1) ** 2 / 4.0)
-    chi2 = max(chi2, 0.0)  # rounding can make a zero statistic slightly negative
+    chi2 = max(chi2, 0.0) / correction  # rounding can make a zero statistic slightly negative
     pvalue = float(stats.chi2.sf(chi2, k - 1))
     denominator = n * (k - 1) - chi2
-    if denominator <= 1e-12:  # every block ranks the methods identically and without ties
+    # chi2_F = N(k-1) when every block ranks the methods identically (ties or not); the
+    # division by C leaves rounding noise there, hence a relative tolerance
+    if denominator <= 1e-9 * n * (k - 1):
         f_statistic, f_pvalue = math.inf, pvalue
     else:
         f_statistic = (n - 1) * chi2 / denominator
         f_pvalue = float(stats.f.sf(f_statistic, k - 1, (k - 1) * (n - 1)))
-    return FriedmanResult(methods, n, ranks, chi2, pvalue, f_statistic, f_pvalue)
+    return FriedmanResult(methods, n, ranks, chi2, pvalue, f_statistic, f_pvalue, correction)
 
 
 def rank_standard_error(k: int, n: int) -> float:

@@ -9,6 +9,9 @@ decided explicitly instead of returning NaN:
   (significant in the direction of the shift).
 
 The ``*_many`` variants test many pairs of equal length at once (one per row).
+
+Effect sizes go beside the p-values (:func:`paired_effect_size`): the mean difference, its
+standard error (the denominator of the test's t) and Cohen's d for paired samples.
 """
 
 from __future__ import annotations
@@ -137,6 +140,76 @@ def corrected_resampled_ttest(a, b, n_train: float, n_test: float) -> PairedTest
         np.ravel(a), np.ravel(b), n_test / n_train
     )
     return PairedTest(np.size(a), float(mean[0]), float(statistic[0]), float(pvalue[0]))
+
+
+@dataclass(frozen=True)
+class EffectSize:
+    """Size of the difference ``a - b`` over matched splits.
+
+    Attributes:
+        n: number of matched pairs.
+        mean_difference: mean of ``d = a - b``.
+        standard_error: standard error of the mean difference, the denominator of the
+            test's t statistic: sd(d)/sqrt(n) for the paired t-test, Nadeau and Bengio's
+            sqrt((1/n + n_test/n_train) var(d)) for the corrected one.
+        cohens_d: Cohen's d for paired samples (d_z; Cohen 1988, Lakens 2013):
+            mean(d) / sd(d), sd with ddof = 1; it does not depend on n or on the test.
+            0 when every difference is zero, +-inf for a constant non-zero shift.
+    """
+
+    n: int
+    mean_difference: float
+    standard_error: float
+    cohens_d: float
+
+
+def effect_sizes_many(a, b, test_train_ratio=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row-wise (mean of a - b, standard error of that mean, Cohen's d_z) as in
+    :class:`EffectSize`; with ``test_train_ratio`` (n_test/n_train per row) the standard error
+    is the corrected resampled one."""
+    a, b = _rows(a, b)
+    d = a - b
+    j = d.shape[1]
+    mean = d.mean(axis=1)
+    sd = np.std(d, axis=1, ddof=1)
+    if test_train_ratio is None:
+        factor = np.full(d.shape[0], 1.0 / j)
+    else:
+        ratio = np.broadcast_to(np.asarray(test_train_ratio, dtype=np.float64), (d.shape[0],))
+        if not np.all(ratio > 0):
+            raise PmlbenchError(
+                "the corrected standard error needs positive n_train and n_test; check the "
+                "n_train/n_test columns of results.csv"
+            )
+        factor = 1.0 / j + ratio
+    standard_error = np.sqrt(factor) * sd
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cohens_d = mean / sd
+    constant = np.all(d == d[:, :1], axis=1)
+    standard_error[constant] = 0.0
+    cohens_d[constant] = np.where(d[constant, 0] == 0, 0.0, np.copysign(np.inf, d[constant, 0]))
+    return mean, standard_error, cohens_d
+
+
+def paired_effect_size(
+    a, b, n_train: float | None = None, n_test: float | None = None
+) -> EffectSize:
+    """Mean difference, its standard error and Cohen's d of ``a - b`` over matched splits.
+
+    Without sizes the standard error is the paired t-test's sd(d)/sqrt(n); with ``n_train``
+    and ``n_test`` it is the corrected resampled test's (see
+    :func:`corrected_resampled_ttest`). In both cases mean / standard_error is the test's t.
+    """
+    ratio = None
+    if n_train is not None or n_test is not None:
+        if not (n_train is not None and n_test is not None and n_train > 0 and n_test > 0):
+            raise PmlbenchError(
+                f"the corrected standard error needs positive n_train and n_test, got "
+                f"{n_train} and {n_test}"
+            )
+        ratio = n_test / n_train
+    mean, standard_error, cohens_d = effect_sizes_many(np.ravel(a), np.ravel(b), ratio)
+    return EffectSize(np.size(a), float(mean[0]), float(standard_error[0]), float(cohens_d[0]))
 
 
 def outcome(test: PairedTest, significant: bool, higher_is_better: bool) -> str:

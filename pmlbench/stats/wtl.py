@@ -20,6 +20,7 @@ from pmlbench.stats.paired import (
     TESTS,
     PairedTest,
     corrected_resampled_ttest_many,
+    effect_sizes_many,
     outcome,
     paired_ttest_many,
 )
@@ -37,6 +38,8 @@ COMPARISON_COLUMNS = [
     "reference_mean",
     "baseline_mean",
     "mean_difference",
+    "standard_error",
+    "cohens_d",
     "statistic",
     "pvalue",
     "p_adjusted",
@@ -74,18 +77,146 @@ def _batched(
     counts: np.ndarray,
     ratio: np.ndarray | None,
 ):
-    """Test every group with >= 2 pairs; groups of equal size go to scipy in one call."""
+    """Test every group with >= 2 pairs; groups of equal size go to scipy in one call.
+
+    Returns mean difference, standard error, Cohen's d, statistic and p-value per group.
+    """
     mean = np.full(len(counts), np.nan)
-    statistic, pvalue = mean.copy(), mean.copy()
+    se, cohens_d, statistic, pvalue = mean.copy(), mean.copy(), mean.copy(), mean.copy()
     for n in np.unique(counts[counts >= 2]):
         groups = np.flatnonzero(counts == n)
         rows = starts[groups, None] + np.arange(n)
         if test == "ttest":
             result = paired_ttest_many(ref[rows], base[rows])
+            sizes = effect_sizes_many(ref[rows], base[rows])
         else:
             result = corrected_resampled_ttest_many(ref[rows], base[rows], ratio[groups])
+            sizes = effect_sizes_many(ref[rows], base[rows], ratio[groups])
         mean[groups], statistic[groups], pvalue[groups] = result
-    return mean, statistic, pvalue
+        se[groups], cohens_d[groups] = sizes[1], sizes[2]
+    return mean, se, cohens_d, statistic, pvalue
+
+
+@dataclass
+class PairedGroups:
+    """The matched splits of the reference and one baseline, grouped by (metric, dataset,
+    level): group g holds ``ref[starts[g] : starts[g] + counts[g]]`` and the same rows of
+    ``base``; ``ratio`` is the mean n_test/n_train of its splits (None when not asked for)."""
+
+    baseline: str
+    groups: pd.MultiIndex
+    counts: np.ndarray
+    starts: np.ndarray
+    ref: np.ndarray
+    base: np.ndarray
+    ratio: np.ndarray | None
+    reference_mean: np.ndarray
+    baseline_mean: np.ndarray
+    present: np.ndarray  # groups where either method has a result
+    unmatched: pd.DataFrame | None
+
+    def frame(self, columns: dict[str, np.ndarray]) -> pd.DataFrame:
+        """One row per present group: baseline, metric, dataset, level, n, both means and
+        ``columns``."""
+        return pd.DataFrame(
+            {
+                "baseline": self.baseline,
+                "metric": self.groups.get_level_values(0),
+                "dataset": self.groups.get_level_values(1),
+                "level": self.groups.get_level_values(2),
+                "n": self.counts,
+                "reference_mean": self.reference_mean,
+                "baseline_mean": self.baseline_mean,
+                **columns,
+            }
+        )[self.present]
+
+
+def paired_groups(
+    records: pd.DataFrame,
+    reference: str,
+    baselines: list[str] | None = None,
+    *,
+    sizes: bool = False,
+    sizes_missing: str = (
+        "the corrected t-test needs n_train and n_test columns in results.csv; use --test "
+        "ttest for these results"
+    ),
+) -> list[PairedGroups]:
+    """Pair the reference with each baseline by (seed, split) per metric and PML dataset.
+
+    ``records`` is tidy (see :func:`compare_with_reference`); with ``sizes`` its n_train and
+    n_test columns give each group's test/train ratio (``sizes_missing`` is the error when
+    they are missing).
+    """
+    methods = list(dict.fromkeys(records["method"]))
+    if reference not in methods:
+        raise PmlbenchError(
+            f"reference method {reference!r} has no results; choose one of {methods}"
+        )
+    if sizes and not {"n_train", "n_test"} <= set(records.columns):
+        raise PmlbenchError(sizes_missing)
+    key = ["metric", *BLOCK, *PAIR]
+    wide = records.set_index([*key, "method"])["value"].unstack("method")
+    index = wide.index
+    codes, groups = pd.factorize(
+        pd.MultiIndex.from_arrays([index.get_level_values(i) for i in range(3)])
+    )
+    ratio = None
+    if sizes:
+        split_sizes = records.groupby(key)[["n_train", "n_test"]].first().reindex(index)
+        ratio = (split_sizes["n_test"] / split_sizes["n_train"]).to_numpy(dtype=np.float64)
+    ref_all = wide[reference].to_numpy(dtype=np.float64)
+    has_ref = ~np.isnan(ref_all)
+    if baselines is None:
+        baselines = [m for m in methods if m != reference]
+    out = []
+    for baseline in baselines:
+        if baseline not in wide.columns:
+            raise PmlbenchError(f"baseline {baseline!r} has no results; choose among {methods}")
+        base_all = wide[baseline].to_numpy(dtype=np.float64)
+        has_base = ~np.isnan(base_all)
+        lonely = np.flatnonzero(has_ref ^ has_base)
+        unmatched = None
+        if len(lonely):
+            unmatched = pd.DataFrame(
+                {
+                    "reference": reference,
+                    "baseline": baseline,
+                    **{name: index.get_level_values(name)[lonely] for name in key},
+                    "only_in": np.where(has_ref[lonely], reference, baseline),
+                }
+            )
+        both = np.flatnonzero(has_ref & has_base)
+        order = both[np.argsort(codes[both], kind="stable")]
+        counts = np.bincount(codes[order], minlength=len(groups))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        ref, base = ref_all[order], base_all[order]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            group_ratio = None
+            if ratio is not None:
+                group_ratio = (
+                    np.bincount(codes[order], weights=ratio[order], minlength=len(groups)) / counts
+                )
+            ref_mean = np.bincount(codes[order], weights=ref, minlength=len(groups)) / counts
+            base_mean = np.bincount(codes[order], weights=base, minlength=len(groups)) / counts
+        present = np.bincount(codes[has_ref | has_base], minlength=len(groups)) > 0
+        out.append(
+            PairedGroups(
+                baseline,
+                groups,
+                counts,
+                starts,
+                ref,
+                base,
+                group_ratio,
+                ref_mean,
+                base_mean,
+                present,
+                unmatched,
+            )
+        )
+    return out
 
 
 def compare_with_reference(
@@ -103,86 +234,32 @@ def compare_with_reference(
     ``records`` is tidy: dataset, level, method, seed, split, metric, value (and n_train,
     n_test for the corrected test), one row per key. ``directions`` maps each metric to
     higher_is_better. With ``correction="holm"`` the p-values of all tests in the table form
-    one family. Comparisons with fewer than two matched splits are ``"untested"``.
+    one family. Comparisons with fewer than two matched splits are ``"untested"``. Beside the
+    test, every comparison carries its effect size (see ``paired.effect_sizes_many``): the
+    ``standard_error`` of the mean difference (the test's t denominator) and ``cohens_d``.
     ``baselines`` orders (and selects) the methods compared; default: all others.
     """
     if test not in TESTS:
         raise PmlbenchError(f"unknown test {test!r}; use one of {list(TESTS)}")
     if not 0 < alpha < 1:
         raise PmlbenchError(f"alpha must lie in (0, 1), got {alpha}")
-    methods = list(dict.fromkeys(records["method"]))
-    if reference not in methods:
-        raise PmlbenchError(
-            f"reference method {reference!r} has no results; choose one of {methods}"
-        )
-    if test == "corrected" and not {"n_train", "n_test"} <= set(records.columns):
-        raise PmlbenchError(
-            "the corrected t-test needs n_train and n_test columns in "
-            "results.csv; use --test ttest for these results"
-        )
-    key = ["metric", *BLOCK, *PAIR]
-    wide = records.set_index([*key, "method"])["value"].unstack("method")
-    index = wide.index
-    codes, groups = pd.factorize(
-        pd.MultiIndex.from_arrays([index.get_level_values(i) for i in range(3)])
-    )
-    ratio = None
-    if test == "corrected":
-        sizes = records.groupby(key)[["n_train", "n_test"]].first().reindex(index)
-        ratio = (sizes["n_test"] / sizes["n_train"]).to_numpy(dtype=np.float64)
-    ref_all = wide[reference].to_numpy(dtype=np.float64)
-    has_ref = ~np.isnan(ref_all)
     frames, unmatched = [], []
-    if baselines is None:
-        baselines = [m for m in methods if m != reference]
-    for baseline in baselines:
-        if baseline not in wide.columns:
-            raise PmlbenchError(f"baseline {baseline!r} has no results; choose among {methods}")
-        base_all = wide[baseline].to_numpy(dtype=np.float64)
-        has_base = ~np.isnan(base_all)
-        lonely = np.flatnonzero(has_ref ^ has_base)
-        if len(lonely):
-            unmatched.append(
-                pd.DataFrame(
-                    {
-                        "reference": reference,
-                        "baseline": baseline,
-                        **{name: index.get_level_values(name)[lonely] for name in key},
-                        "only_in": np.where(has_ref[lonely], reference, baseline),
-                    }
-                )
-            )
-        both = np.flatnonzero(has_ref & has_base)
-        order = both[np.argsort(codes[both], kind="stable")]
-        counts = np.bincount(codes[order], minlength=len(groups))
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        ref, base = ref_all[order], base_all[order]
-        group_ratio = None
-        if ratio is not None:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                group_ratio = (
-                    np.bincount(codes[order], weights=ratio[order], minlength=len(groups)) / counts
-                )
-        mean_diff, statistic, pvalue = _batched(test, ref, base, starts, counts, group_ratio)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ref_mean = np.bincount(codes[order], weights=ref, minlength=len(groups)) / counts
-            base_mean = np.bincount(codes[order], weights=base, minlength=len(groups)) / counts
-        present = np.bincount(codes[has_ref | has_base], minlength=len(groups)) > 0
+    for pair in paired_groups(records, reference, baselines, sizes=test == "corrected"):
+        if pair.unmatched is not None:
+            unmatched.append(pair.unmatched)
+        mean_diff, se, cohens_d, statistic, pvalue = _batched(
+            test, pair.ref, pair.base, pair.starts, pair.counts, pair.ratio
+        )
         frames.append(
-            pd.DataFrame(
+            pair.frame(
                 {
-                    "baseline": baseline,
-                    "metric": groups.get_level_values(0),
-                    "dataset": groups.get_level_values(1),
-                    "level": groups.get_level_values(2),
-                    "n": counts,
-                    "reference_mean": ref_mean,
-                    "baseline_mean": base_mean,
                     "mean_difference": mean_diff,
+                    "standard_error": se,
+                    "cohens_d": cohens_d,
                     "statistic": statistic,
                     "pvalue": pvalue,
                 }
-            )[present]
+            )
         )
     comparisons = (
         pd.concat(frames, ignore_index=True)
