@@ -53,9 +53,12 @@ def test_same_seed_same_candidates():
 
 def test_bad_input():
     Y = np.eye(3, dtype=int)
-    with pytest.raises(PmlbenchError, match="non-negative"):
+    with pytest.raises(PmlbenchError, match=r"noise.rate must be a number in \[0, inf\), got -1"):
         uniform_noise(Y, np.random.default_rng(0), rate=-1)
-    with pytest.raises(PmlbenchError, match="rounding"):
+    for rate in (float("nan"), float("inf"), "abc", True):
+        with pytest.raises(PmlbenchError, match="noise.rate must be"):
+            uniform_noise(Y, np.random.default_rng(0), rate=rate)
+    with pytest.raises(PmlbenchError, match="noise.rounding must be one of 'half_up'"):
         uniform_noise(Y, np.random.default_rng(0), rounding="up")
     with pytest.raises(PmlbenchError, match="0/1"):
         uniform_noise(Y * 2, np.random.default_rng(0))

@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from pmlbench.core.checks import check_label_matrix
-from pmlbench.errors import PmlbenchError
+from pmlbench.core.parameters import Interval, Options, validate_parameters
 
 ROUNDING = ("half_up", "half_even", "floor", "ceil")
+UNIFORM_CONSTRAINTS = {"rate": [Interval(float, 0, None)], "rounding": [Options(ROUNDING)]}
 
 
 def noise_counts(cardinality: np.ndarray, n_labels: int, rate: float, rounding: str) -> np.ndarray:
@@ -46,10 +47,7 @@ def uniform_noise(
         rate: a / 100; the paper uses 0.5, 1.0, 1.5, 2.0.
         rounding: how rate * |y| becomes a count: half_up (default), half_even, floor, ceil.
     """
-    if not isinstance(rate, (int, float)) or not np.isfinite(rate) or rate < 0:
-        raise PmlbenchError(f"noise.rate must be a non-negative number (a/100), got {rate!r}")
-    if rounding not in ROUNDING:
-        raise PmlbenchError(f"unknown noise.rounding {rounding!r}; use one of {list(ROUNDING)}")
+    validate_parameters({"rate": rate, "rounding": rounding}, UNIFORM_CONSTRAINTS, prefix="noise")
     Y_true = check_label_matrix(Y_true, what="ground-truth labels")
     n, n_labels = Y_true.shape
     counts = noise_counts(Y_true.sum(axis=1), n_labels, float(rate), rounding)
@@ -63,6 +61,9 @@ def uniform_noise(
     rows = np.repeat(np.arange(n), take.sum(axis=1))
     candidates[rows, order[take]] = 1
     return candidates
+
+
+uniform_noise.parameter_constraints = UNIFORM_CONSTRAINTS  # type: ignore[attr-defined]
 
 
 def no_noise(Y_true: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -65,9 +65,12 @@ class NoiseModel:
 
 
 def noise_model(node: dict[str, Any]) -> NoiseModel:
-    """The noise model a ``noise`` config node names."""
+    """The noise model a ``noise`` config node names, its parameters checked."""
     info = registry.get("noise", node["name"])
-    return NoiseModel(info, info.load(), plugin_params(node))
+    function = info.load()
+    params = plugin_params(node)
+    validate_parameters(params, declared_constraints(function), prefix="noise")
+    return NoiseModel(info, function, params)
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,18 @@ from typing import Any
 
 import numpy as np
 
+from pmlbench.core.parameters import Interval, Options, Type, check_parameter
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.errors import PmlbenchError
 from pmlbench.metrics.base import CONVENTIONS, Metric, degenerate_rows
-from pmlbench.plugins import contracts as contract
-from pmlbench.plugins import registry
-from pmlbench.plugins.contracts import check_method_output
+from pmlbench.plugins.loading import (
+    MethodFactory,
+    NoiseModel,
+    load_dataset,
+    load_metrics,
+    method_factory,
+    noise_model,
+)
 from pmlbench.protocol.bipartition import make_bipartition
 from pmlbench.protocol.splits import SplitPlan, plan_splits
 
@@ -46,17 +52,23 @@ class ExperimentSpec:
     save_predictions: bool = False
 
     def __post_init__(self) -> None:
-        if self.metric_convention not in CONVENTIONS:
-            raise PmlbenchError(
-                f"unknown metric_convention {self.metric_convention!r}; "
-                f"use one of {list(CONVENTIONS)}"
-            )
-        if not self.metrics:
+        for key, value, accepted in (
+            ("seed", self.seed, [Interval(int, 0, None)]),
+            ("protocol.n_splits", self.n_splits, [Interval(int, 1, None)]),
+            ("protocol.test_size", self.test_size, [Interval(float, 0, 1, closed="neither")]),
+            ("metric_convention", self.metric_convention, [Options(CONVENTIONS)]),
+            ("macro_f1_zero_division", self.macro_f1_zero_division, [Options((0, 1, "exclude"))]),
+            ("save_predictions", self.save_predictions, [Type(bool)]),
+        ):
+            check_parameter(key, value, accepted, prefix="")
+        if not isinstance(self.metrics, list) or not self.metrics:
             raise PmlbenchError("no metrics selected; set metrics=[average_precision,...]")
-
-    @staticmethod
-    def params(node: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in node.items() if k != "name"}
+        for name in self.metrics:
+            if not isinstance(name, str):
+                raise PmlbenchError(
+                    f"metrics holds {name!r}, not a metric name; "
+                    "set metrics=[average_precision,...]"
+                )
 
 
 @dataclass
@@ -88,48 +100,33 @@ class ExperimentResult:
     metrics: dict[str, Metric]
 
 
-def load_dataset(node: dict[str, Any]) -> Dataset:
-    info = registry.get("dataset", node["name"])
-    loader = info.load()
-    with contract.plugin_call(info, "loading the dataset"):
-        dataset = loader(**ExperimentSpec.params(node))
-    return contract.check_dataset(info, dataset)
+@dataclass(frozen=True)
+class Plugins:
+    """The checked plugins of one experiment, asked for once (pmlbench.plugins.loading)."""
+
+    method: MethodFactory
+    noise: NoiseModel
+    metrics: dict[str, Metric]
 
 
-def load_metrics(names: list[str]) -> dict[str, Metric]:
-    metrics = {}
-    for name in names:
-        info = registry.get("metric", name)
-        metrics[name] = contract.check_metric(info, info.load())
-    return metrics
+def prepare(spec: ExperimentSpec) -> Plugins:
+    """Resolve and check the experiment's method, noise model and metrics.
+
+    Parameters are validated here, before any data is loaded, so a bad ``method.k`` or
+    ``noise.rate`` stops a run before any work.
+    """
+    return Plugins(
+        method=method_factory(spec.method),
+        noise=noise_model(spec.noise),
+        metrics=load_metrics(list(spec.metrics)),
+    )
 
 
-def make_candidates(spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan) -> np.ndarray:
+def make_candidates(noise: NoiseModel, dataset: Dataset, plan: SplitPlan) -> np.ndarray:
     """Candidate labels of the training part: natural ones, or drawn by the noise model."""
-    Y_true = dataset.Y[plan.train_idx]
     if dataset.Y_candidates is not None:
         return dataset.Y_candidates[plan.train_idx]
-    info = registry.get("noise", spec.noise["name"])
-    noise = info.load()
-    with contract.plugin_call(info, "drawing candidate labels"):
-        Y_cand = noise(Y_true.copy(), plan.noise_rng, **ExperimentSpec.params(spec.noise))
-    return contract.check_noise_output(info, Y_true, Y_cand)
-
-
-def instantiate_method(node: dict[str, Any], random_state: int):
-    """Construct the method estimator; a ``random_state=None`` parameter gets the split's seed."""
-    info = registry.get("method", node["name"])
-    cls = info.load()
-    params = ExperimentSpec.params(node)
-    try:
-        estimator = cls(**params)
-    except TypeError as exc:
-        raise PmlbenchError(f"cannot build method {node['name']!r}: {exc}") from None
-    contract.check_method_api(info, estimator)
-    if hasattr(estimator, "get_params") and "random_state" in estimator.get_params(deep=False):
-        if estimator.get_params(deep=False)["random_state"] is None:
-            estimator.set_params(random_state=random_state)
-    return estimator, info
+    return noise.candidates(dataset.Y[plan.train_idx], plan.noise_rng)
 
 
 # A fit hook returns (estimator, chosen params) or (estimator, chosen params, tuning record).
@@ -146,14 +143,14 @@ def run_split(
     spec: ExperimentSpec,
     dataset: Dataset,
     plan: SplitPlan,
-    metrics: dict[str, Metric],
+    plugins: Plugins,
     fit: FitHook = default_fit,
 ) -> SplitResult:
     """Train on the candidate labels of the training part, evaluate on the test part."""
     X_train, X_test = dataset.X[plan.train_idx], dataset.X[plan.test_idx]
     Y_test = dataset.Y[plan.test_idx]
-    Y_cand = make_candidates(spec, dataset, plan)
-    estimator, info = instantiate_method(spec.method, plan.method_seed)
+    Y_cand = make_candidates(plugins.noise, dataset, plan)
+    estimator = plugins.method.build(plan.method_seed)
     bipartition = make_bipartition(dict(spec.bipartition))
     start = time.perf_counter()
     fitted = fit(
@@ -172,9 +169,11 @@ def run_split(
     scores = estimator.decision_function(X_test)
     Y_pred = bipartition.apply(estimator, X_test, np.asarray(scores, dtype=np.float64))
     predict_seconds = time.perf_counter() - start
-    scores, Y_pred = check_method_output(info, scores, Y_pred, Y_test.shape)
+    scores, Y_pred = plugins.method.outputs(scores, Y_pred, Y_test.shape)
     options = {"convention": spec.metric_convention, "zero_division": spec.macro_f1_zero_division}
-    values = {name: metric(Y_test, Y_pred, scores, **options) for name, metric in metrics.items()}
+    values = {
+        name: metric(Y_test, Y_pred, scores, **options) for name, metric in plugins.metrics.items()
+    }
     diagnostics = getattr(estimator, "diagnostics_", None)
     return SplitResult(
         index=plan.index,
@@ -212,19 +211,22 @@ def run_experiment(
     on_split_done: Callable[[SplitResult], None] | None = None,
     fit: FitHook = default_fit,
     unit: UnitHook | None = None,
+    plugins: Plugins | None = None,
 ) -> ExperimentResult:
-    """Run every split of the protocol and collect the results."""
+    """Run every split of the protocol and collect the results.
+
+    ``plugins`` are the experiment's prepared plugins (:func:`prepare`, called here when not
+    given).
+    """
+    plugins = prepare(spec) if plugins is None else plugins
     dataset = load_dataset(spec.dataset)
-    metrics = load_metrics(list(spec.metrics))
-    noise_name = NATURAL_NOISE if dataset.Y_candidates is not None else spec.noise["name"]
-    if dataset.Y_candidates is None:
-        registry.get("noise", spec.noise["name"])  # fail early on an unknown name
+    noise_name = NATURAL_NOISE if dataset.Y_candidates is not None else plugins.noise.name
     plans = plan_splits(dataset.n_instances, spec.n_splits, spec.test_size, spec.seed)
     results = []
     for plan in plans:
 
         def compute(plan: SplitPlan = plan) -> SplitResult:
-            return run_split(spec, dataset, plan, metrics, fit=fit)
+            return run_split(spec, dataset, plan, plugins, fit=fit)
 
         result = compute() if unit is None else unit(plan, dataset, compute)
         if result is None:
@@ -233,5 +235,5 @@ def run_experiment(
         if on_split_done is not None:
             on_split_done(result)
     return ExperimentResult(
-        spec, {"name": dataset.name, **dataset.summary()}, noise_name, results, metrics
+        spec, {"name": dataset.name, **dataset.summary()}, noise_name, results, plugins.metrics
     )
