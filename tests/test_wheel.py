@@ -63,7 +63,12 @@ def test_wheel_contains_config_and_data(installed_wheel):
     wheel, _ = installed_wheel
     names = zipfile.ZipFile(wheel).namelist()
     assert "pmlbench/conf/config.yaml" in names
-    assert "pmlbench/datasets/data/bibtex.npz" in names
+    bundled = sorted((ROOT / "pmlbench" / "datasets" / "data").glob("*.npz"))
+    assert len(bundled) >= 19  # the paper's 5, the 10 more benchmarks, 4 real PML sets
+    for path in bundled:
+        assert f"pmlbench/datasets/data/{path.name}" in names
+    for name in ("delicious", "corel16k001", "mirflickr5k"):
+        assert f"pmlbench/datasets/data/{name}.npz" in names
 
 
 def test_installed_wheel_runs_outside_the_checkout(installed_wheel, tmp_path):

@@ -11,6 +11,11 @@ import scipy.sparse as sp
 from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.errors import PmlbenchError
 
+# Smallest dataset the protocol accepts: a 50 % test part leaves 15 training instances, enough
+# for the 10-neighbour kNN of ML-kNN and its relatives inside 5-fold tuning. Fewer cannot give
+# a benchmark number; refusing them here names the key to change before any split is drawn.
+MIN_INSTANCES = 30
+
 
 @dataclass
 class Dataset:
@@ -58,6 +63,13 @@ class Dataset:
                     f"dataset {self.name!r}: some ground-truth labels are not candidates; in PML "
                     "the candidate set must contain every true label"
                 )
+        if n < MIN_INSTANCES:
+            raise PmlbenchError(
+                f"dataset {self.name!r} has {n} instances, too few for pmlbench's protocol "
+                f"(at least {MIN_INSTANCES}: half are held out for testing and the kNN-based "
+                "methods need 10 neighbours in the rest); choose a larger dataset (dataset=..., "
+                "or dataset.path=... for your own file)"
+            )
 
     @property
     def n_instances(self) -> int:

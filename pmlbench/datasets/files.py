@@ -1,4 +1,8 @@
-"""The ``file`` dataset plugin: a user's own data file (npz, Mulan ARFF or MATLAB .mat)."""
+"""The ``file`` dataset plugin: a user's own data file (npz, Mulan/MEKA ARFF or MATLAB .mat).
+
+Every problem with the file is refused here, before any split is drawn, with one line that
+names the ``dataset.*`` key to change.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from pathlib import Path
 from pmlbench.datasets.arff import load_arff
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.datasets.matlab import load_mat
-from pmlbench.datasets.npz import load_npz
+from pmlbench.datasets.npz import check_data_file, load_npz
 from pmlbench.errors import PmlbenchError
 
 FORMATS = ("auto", "npz", "arff", "mat")
@@ -20,7 +24,7 @@ def load_file(
     label_count: int | None = None,
     display_name: str | None = None,
 ) -> Dataset:
-    """A dataset from your own file: npz (pmlbench layout), Mulan/MEKA ARFF or PML .mat.
+    """A dataset from your own file: npz (pmlbench layout), Mulan/MEKA ARFF or MATLAB .mat.
 
     Args:
         path: the data file.
@@ -35,12 +39,20 @@ def load_file(
     if format not in FORMATS:
         raise PmlbenchError(f"unknown dataset.format {format!r}; use one of {list(FORMATS)}")
     fmt = p.suffix.lstrip(".").lower() if format == "auto" else format
+    if fmt not in FORMATS[1:]:
+        raise PmlbenchError(
+            f"cannot tell the format of {p} from its extension; set dataset.format to npz, arff "
+            "or mat"
+        )
+    what = f"dataset.path={path}"
+    check_data_file(p, what)
+    if fmt != "arff" and (xml is not None or label_count is not None):
+        given = "dataset.xml" if xml is not None else "dataset.label_count"
+        raise PmlbenchError(
+            f"{given} applies to ARFF files only, but {what} is read as {fmt}; drop {given}"
+        )
     if fmt == "npz":
-        return load_npz(p, name=display_name)
+        return load_npz(p, name=display_name, what=what)
     if fmt == "arff":
-        return load_arff(p, xml=xml, label_count=label_count, name=display_name)
-    if fmt == "mat":
-        return load_mat(p, name=display_name)
-    raise PmlbenchError(
-        f"cannot tell the format of {p} from its extension; set dataset.format to npz, arff or mat"
-    )
+        return load_arff(p, xml=xml, label_count=label_count, name=display_name, what=what)
+    return load_mat(p, name=display_name, what=what)

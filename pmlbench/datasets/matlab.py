@@ -1,69 +1,132 @@
-"""MATLAB .mat files in the PML community layout.
+"""MATLAB .mat files in the two layouts that multi-label and PML datasets are distributed in.
 
-Keys: ``data`` (instances x features), ``target`` (ground truth) and, for real PML data,
-``partial_labels`` (candidates). Label matrices are stored labels x instances, with 0/1 or
--1/+1 entries; both are converted here (and only here) to instances x labels, 0/1.
+- PML layout: ``data`` (instances x features), ``target`` (ground truth) and, for real PML
+  data, ``partial_labels`` (candidates).
+- Train/test layout (many multi-label datasets, e.g. the Yahoo sets): ``train_data``,
+  ``train_target``, ``test_data``, ``test_target``. pmlbench's protocol draws its own seeded
+  train/test splits, so the two parts are stacked (train rows first) into one dataset; the
+  given split is not used.
+
+Label matrices are stored labels x instances, with 0/1 or -1/+1 entries; both are converted
+here (and only here) to instances x labels, 0/1. MATLAB v7.3 files are HDF5, which scipy does
+not read: they get an error asking to re-save them as v7.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
+from scipy.io.matlab import MatReadError
 
 from pmlbench.datasets.dataset import Dataset
+from pmlbench.datasets.npz import check_data_file
 from pmlbench.errors import PmlbenchError
 
+PML_KEYS = ("data", "target")
+SPLIT_KEYS = ("train_data", "train_target", "test_data", "test_target")
 
-def _labels(M, n: int, key: str, path: Path) -> np.ndarray:
+
+def _labels(M: Any, n: int, key: str, rows_key: str, what: str) -> np.ndarray:
+    """An instances x labels 0/1 matrix from a stored label matrix (either orientation)."""
     M = M.toarray() if sp.issparse(M) else np.asarray(M)
     if M.ndim != 2 or n not in M.shape:
         raise PmlbenchError(
-            f"{path}: {key!r} has shape {M.shape}, which does not match {n} instances"
+            f"{what}: {key!r} has shape {M.shape}, which does not match the {n} instances "
+            f"(rows) of {rows_key!r}; store {key!r} as labels x instances and {rows_key!r} as "
+            "instances x features (is one of them transposed?)"
         )
     if M.shape[0] != n or (M.shape[1] == n and M.shape[0] == n):
         M = M.T  # community layout: labels x instances
     values = np.unique(M)
     if set(values.tolist()) <= {-1, 1} or set(values.tolist()) <= {-1, 0, 1} and -1 in values:
         if 0 in values:
-            raise PmlbenchError(f"{path}: {key!r} mixes -1, 0 and 1; use one encoding")
+            raise PmlbenchError(f"{what}: {key!r} mixes -1, 0 and 1; use one encoding")
         M = (M == 1).astype(np.uint8)
     return M
 
 
-def load_mat(path: str | Path, *, name: str | None = None) -> Dataset:
-    """Load ``data`` / ``target`` / ``partial_labels`` from a MATLAB v5 .mat file."""
-    path = Path(path)
-    if not path.is_file():
-        raise PmlbenchError(f".mat file {path} does not exist; check dataset.path")
+def _features(M: Any) -> np.ndarray | sp.csr_matrix:
+    return sp.csr_matrix(M) if sp.issparse(M) else np.asarray(M, dtype=np.float64)
+
+
+def _read(path: Path, what: str) -> dict[str, Any]:
+    check_data_file(path, what)
     try:
-        contents = scipy.io.loadmat(path)
+        return scipy.io.loadmat(path)
     except NotImplementedError:
         raise PmlbenchError(
-            f"{path} is a MATLAB v7.3 (HDF5) file; re-save it in MATLAB with save(..., '-v7')"
+            f"{what}: {path.name} is a MATLAB v7.3 (HDF5) file, which scipy cannot read; "
+            "re-save it in MATLAB or Octave with save(..., '-v7')"
         ) from None
-    except (ValueError, OSError) as exc:
-        raise PmlbenchError(f"{path} is not a readable .mat file ({exc})") from None
-    missing = [k for k in ("data", "target") if k not in contents]
-    if missing:
+    except (MatReadError, ValueError, OSError, TypeError) as exc:
         raise PmlbenchError(
-            f"{path} lacks {missing}; expected the PML layout data / target / partial_labels"
+            f"{what}: not a readable .mat file ({exc}); re-create or re-download it"
+        ) from None
+
+
+def _stack_split_layout(contents: dict[str, Any], what: str):
+    """Features and labels of the train/test layout, train rows first."""
+    X_parts, Y_parts = [], []
+    for part in ("train", "test"):
+        X = _features(contents[f"{part}_data"])
+        if X.ndim != 2:
+            raise PmlbenchError(
+                f"{what}: '{part}_data' has shape {X.shape}; it must be instances x features"
+            )
+        X_parts.append(X)
+        Y_parts.append(
+            _labels(contents[f"{part}_target"], X.shape[0], f"{part}_target", f"{part}_data", what)
         )
-    X = contents["data"]
-    X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    Y = _labels(contents["target"], n, "target", path)
-    candidates = (
-        _labels(contents["partial_labels"], n, "partial_labels", path)
-        if "partial_labels" in contents
-        else None
-    )
-    return Dataset(
-        X=X,
-        Y=Y,
-        name=name or path.stem,
-        Y_candidates=candidates,
-        meta={"source": str(path), "format": "mat"},
-    )
+    if X_parts[0].shape[1] != X_parts[1].shape[1]:
+        raise PmlbenchError(
+            f"{what}: 'train_data' has {X_parts[0].shape[1]} features but 'test_data' has "
+            f"{X_parts[1].shape[1]}; both must be instances x features with the same columns"
+        )
+    if Y_parts[0].shape[1] != Y_parts[1].shape[1]:
+        raise PmlbenchError(
+            f"{what}: 'train_target' has {Y_parts[0].shape[1]} labels but 'test_target' has "
+            f"{Y_parts[1].shape[1]}; both parts must have the same labels"
+        )
+    if any(sp.issparse(X) for X in X_parts):
+        X = sp.vstack([sp.csr_matrix(X) for X in X_parts], format="csr")
+    else:
+        X = np.vstack(X_parts)
+    return X, np.vstack(Y_parts), len(Y_parts[0])
+
+
+def load_mat(path: str | Path, *, name: str | None = None, what: str | None = None) -> Dataset:
+    """Load a MATLAB v5/v7 .mat file in the PML or the train/test layout (module docstring).
+
+    Args:
+        path: the .mat file.
+        name: the dataset's name in results (default: the file's stem).
+        what: how error messages name the file (``dataset.path=...`` for users' files).
+    """
+    path = Path(path)
+    what = what or str(path)
+    contents = _read(path, what)
+    meta: dict[str, Any] = {"source": str(path), "format": "mat"}
+    if all(k in contents for k in PML_KEYS):
+        X = _features(contents["data"])
+        n = X.shape[0]
+        Y = _labels(contents["target"], n, "target", "data", what)
+        candidates = (
+            _labels(contents["partial_labels"], n, "partial_labels", "data", what)
+            if "partial_labels" in contents
+            else None
+        )
+    elif all(k in contents for k in SPLIT_KEYS):
+        X, Y, n_train = _stack_split_layout(contents, what)
+        candidates = None
+        meta["layout"] = f"train_data/test_data stacked ({n_train} train rows first)"
+    else:
+        stored = sorted(k for k in contents if not k.startswith("__"))
+        raise PmlbenchError(
+            f"{what}: the .mat file holds {stored}; pmlbench reads either data / target "
+            "(/ partial_labels) or train_data / train_target / test_data / test_target"
+        )
+    return Dataset(X=X, Y=Y, name=name or path.stem, Y_candidates=candidates, meta=meta)

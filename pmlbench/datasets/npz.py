@@ -14,17 +14,36 @@ from pmlbench.errors import PmlbenchError
 REQUIRED_KEYS = ("X_data", "X_indices", "X_indptr", "X_shape", "Y")
 
 
-def load_npz(path: str | Path, name: str | None = None, meta: dict | None = None) -> Dataset:
-    """Load a dataset stored as CSR arrays plus ``Y`` (and optional ``Y_candidates``)."""
-    path = Path(path)
+def check_data_file(path: Path, what: str) -> None:
+    """Refuse a missing or empty (0-byte) data file before any parser sees it."""
     if not path.is_file():
-        raise PmlbenchError(f"dataset file {path} does not exist; check the path")
+        raise PmlbenchError(f"{what}: file {path} does not exist; check the path")
+    if path.stat().st_size == 0:
+        raise PmlbenchError(f"{what}: file {path} is empty (0 bytes); re-create or re-download it")
+
+
+def load_npz(
+    path: str | Path, name: str | None = None, meta: dict | None = None, what: str | None = None
+) -> Dataset:
+    """Load a dataset stored as CSR arrays plus ``Y`` (and optional ``Y_candidates``).
+
+    Args:
+        path: the npz file.
+        name: the dataset's name in results (default: the file's stem).
+        meta: provenance to record (citation, ...).
+        what: how error messages name the file (``dataset.path=...`` for users' files).
+    """
+    path = Path(path)
+    what = what or str(path)
+    check_data_file(path, what)
     try:
         with np.load(path, allow_pickle=False) as z:
             missing = [k for k in REQUIRED_KEYS if k not in z.files]
             if missing:
+                held = f"holds only {z.files}" if z.files else "holds no arrays"
                 raise PmlbenchError(
-                    f"{path} lacks arrays {missing}; a pmlbench npz needs {list(REQUIRED_KEYS)}"
+                    f"{what}: the npz file {held}; a pmlbench npz needs {list(REQUIRED_KEYS)} "
+                    "(see docs/datasets.md)"
                 )
             X = sp.csr_matrix(
                 (z["X_data"], z["X_indices"], z["X_indptr"]), shape=tuple(z["X_shape"])
@@ -32,9 +51,10 @@ def load_npz(path: str | Path, name: str | None = None, meta: dict | None = None
             arrays = {
                 k: z[k] for k in ("Y", "Y_candidates", "label_names", "source") if k in z.files
             }
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
         raise PmlbenchError(
-            f"{path} is not a readable npz file ({exc}); re-create or re-download it"
+            f"{what}: not a readable npz file ({type(exc).__name__}: {exc}); "
+            "re-create or re-download it"
         ) from None
     info = dict(meta or {})
     if "source" in arrays:
