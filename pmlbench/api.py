@@ -21,8 +21,8 @@ def compose_config(overrides: list[str] | None = None) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     from pmlbench.cli.main import check_group_choices, yaml_presets
+    from pmlbench.hydra_app.config_nodes import register_config_nodes
     from pmlbench.hydra_app.config_tree import config_dir
-    from pmlbench.plugins.config_nodes import register_config_nodes
 
     overrides = list(overrides or [])
     check_group_choices(overrides, yaml_presets())

@@ -9,10 +9,16 @@ from sklearn.base import BaseEstimator
 from sklearn.model_selection import KFold
 
 from pmlbench.errors import PmlbenchError
+from pmlbench.hydra_app.config_nodes import register_config_nodes
 from pmlbench.hydra_app.config_tree import config_dir
 from pmlbench.methods.mlknn import MLkNN
-from pmlbench.plugins.config_nodes import register_config_nodes
-from pmlbench.protocol.bipartition import Bipartition, make_bipartition, out_of_fold_scores
+from pmlbench.protocol.bipartition import (
+    RULES,
+    Bipartition,
+    ThresholdRule,
+    make_bipartition,
+    out_of_fold_scores,
+)
 
 
 class FixedScores(BaseEstimator):
@@ -121,18 +127,45 @@ def test_cross_validated_training_scores_match_a_manual_loop(rng):
 @pytest.mark.parametrize(
     "config, message",
     [
-        ({"rule": "median"}, "unknown bipartition.rule"),
+        ({"rule": "median"}, "bipartition.rule must be one of 'method', 'threshold',"),
         ({"rule": "global", "objective": "average_precision"}, "ranking metric"),
         ({"rule": "global", "objective": "nope"}, "nope"),
-        ({"rule": "global", "cv": 1}, "bipartition.cv"),
-        ({"rule": "global", "training_scores": "test"}, "training_scores"),
-        ({"rule": "global", "colour": 1}, "unknown bipartition options"),
+        ({"rule": "global", "cv": 1}, "bipartition.cv must be an integer in [2, inf), got 1"),
+        ({"rule": "method", "cv": 2.5}, "bipartition.cv must be an integer in [2, inf), got 2.5"),
+        (
+            {"rule": "global", "training_scores": "test"},
+            "bipartition.training_scores must be one of 'cv', 'train', got 'test'",
+        ),
+        ({"threshold": "high"}, "bipartition.threshold must be a number, got 'high'"),
+        ({"threshold": True}, "bipartition.threshold must be a number, got True"),
+        ({"allow_empty": "no"}, "bipartition.allow_empty must be true or false, got 'no'"),
+        ({"rule": "global", "colour": 1}, "unknown bipartition options ['colour']"),
     ],
 )
 def test_bad_bipartition_config_is_a_one_line_error(config, message):
     with pytest.raises(PmlbenchError) as info:
         make_bipartition(config)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_unfitted_learned_rule_refuses_to_apply():
+    for rule in ("global", "per_label", "top_k"):
+        with pytest.raises(PmlbenchError, match="must be fitted before apply"):
+            Bipartition(rule=rule).apply(FixedScores(), S_TEST, S_TEST)
+
+
+def test_each_rule_dispatches_to_its_registry_entry(monkeypatch):
+    """Bipartition calls the table's rule object, not a branch of its own."""
+    calls = []
+
+    class Spy(ThresholdRule):
+        def apply(self, bip, estimator, X, scores):
+            calls.append(bip.rule)
+            return super().apply(bip, estimator, X, scores)
+
+    monkeypatch.setitem(RULES, "threshold", Spy())
+    fitted("threshold").apply(FixedScores(), S_TEST, S_TEST)
+    assert calls == ["threshold"]
 
 
 def test_rule_is_a_hydra_override():

@@ -5,10 +5,10 @@ import pytest
 import scipy.sparse as sp
 
 from pmlbench.errors import PmlbenchError
+from pmlbench.hydra_app.config_nodes import method_node
 from pmlbench.methods import pml3er as pml3er_module
 from pmlbench.methods.pml3er import PML3ER, b_step, c_step, objective, svt
 from pmlbench.methods.ridge import Ridge, RidgeSystem
-from pmlbench.plugins.config_nodes import method_node
 from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
 
 

@@ -153,8 +153,8 @@ def test_named_sweeps_compose(tmp_path):
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
+    from pmlbench.hydra_app.config_nodes import register_config_nodes
     from pmlbench.hydra_app.config_tree import config_dir
-    from pmlbench.plugins.config_nodes import register_config_nodes
 
     register_config_nodes()
     GlobalHydra.instance().clear()

@@ -173,10 +173,13 @@ def test_grid_points_of_one_fold_are_fitted_consecutively_on_the_same_data(block
         ({"grid": {"nope": [1, 2]}}, "unknown parameters ['nope']"),
         ({"grid": {"k": []}}, "non-empty list"),
         ({"grid": {"k": 5}}, "non-empty list"),
-        ({"grid": {"k": [1, 2]}, "cv": 1}, "tune.cv must be an integer >= 2"),
+        ({"grid": {"k": [1, 2]}, "cv": 1}, "tune.cv must be an integer in [2, inf), got 1"),
+        ({"grid": {"k": [1, 2]}, "oracle": "yes"}, "tune.oracle must be true or false, got 'yes'"),
+        ({"grid": {"k": [1, 2]}, "scoring": 3}, "tune.scoring must be a string, got 3"),
+        ({"grid": {"k": [1, 2]}, "folds": 3}, "unknown tune options ['folds']"),
         ({"grid": {"k": [1, 2]}, "cv": 500}, "more folds than the 60 training"),
         ({"grid": {"k": [1, 2]}, "scoring": "accuracy"}, "accuracy"),
-        ({"grid": {"k": [1, 2]}, "n_jobs": 0}, "tune.n_jobs must be a non-zero integer"),
+        ({"grid": {"k": [1, 2]}, "n_jobs": 0}, "tune.n_jobs must be an integer in [1, inf) or"),
     ],
 )
 def test_bad_tuning_config_is_a_one_line_error(blocks, tune, message):

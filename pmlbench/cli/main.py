@@ -58,7 +58,7 @@ def default_choices() -> dict[str, str]:
 
 def check_parameter_keys(overrides: list[str], presets: dict[str, set[str]]) -> None:
     """Fail in one line on ``method.<key>=`` when no selected method has that parameter."""
-    from pmlbench.plugins.config_nodes import plugin_parameters
+    from pmlbench.plugins.parameters import plugin_parameters
 
     if any(o.lstrip("+~").startswith("experiment=") for o in overrides):
         return  # a named experiment selects the plugins itself
@@ -100,9 +100,9 @@ def yaml_presets() -> dict[str, set[str]]:
 def run_hydra(argv: list[str]) -> int:
     import hydra
 
+    from pmlbench.hydra_app.config_nodes import register_config_nodes
     from pmlbench.hydra_app.config_tree import config_dir
     from pmlbench.hydra_app.task import task
-    from pmlbench.plugins.config_nodes import register_config_nodes
     from pmlbench.plugins.presets import with_preset_searchpath
 
     overrides = [a for a in argv if not a.startswith("-")]

@@ -24,12 +24,17 @@ of the fitted estimator (cheaper, optimistic).
 Candidate thresholds are the midpoints between consecutive distinct training scores (at
 most 257 values, quantiles when there are more), plus one below and one above all of them.
 Ties in the objective go to the threshold closest to ``threshold``, then to the lower one.
+
+Each rule is a :class:`Rule` in the :data:`RULES` table, which :class:`Bipartition`
+dispatches through; the options, their defaults and which rule reads which are defined in
+pmlbench.protocol.settings. A new rule is a subclass here, a name in
+``settings.RULE_NAMES`` and the rules that read each option there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import clone
@@ -38,20 +43,11 @@ from sklearn.model_selection import KFold
 from pmlbench.core.checks import as_dense
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import Metric
+from pmlbench.numerics.scores import ensure_nonempty
 from pmlbench.plugins import registry
+from pmlbench.protocol.settings import bipartition_options, options_read_by
 
-RULES = ("method", "threshold", "global", "per_label", "top_k")
-TRAINING_SCORES = ("cv", "train")
 MAX_DISTINCT = 257
-
-
-def ensure_nonempty(Y_pred: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Give every instance with no predicted label its top-scored label."""
-    Y_pred = Y_pred.copy()
-    empty = Y_pred.sum(axis=1) == 0
-    if empty.any():
-        Y_pred[np.flatnonzero(empty), np.argmax(scores[empty], axis=1)] = 1
-    return Y_pred
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -122,137 +118,235 @@ def out_of_fold_scores(
     return scores
 
 
-@dataclass
-class Bipartition:
-    """A configured bipartition rule; ``fit`` sees training data only (candidate labels)."""
+class Rule:
+    """A bipartition rule: how it is fitted on the training split, applied and described.
 
-    rule: str = "method"
-    threshold: float = 0.5
-    allow_empty: bool = True
-    objective: str = "hamming_loss"
-    training_scores: str = "cv"
-    cv: int = 5
-    fitted: dict[str, Any] = field(default_factory=dict, init=False)
+    A rule is stateless; the configured options and fitted values live in the
+    :class:`Bipartition` passed to every call. Which options it reads is defined with the
+    options (pmlbench.protocol.settings).
+    """
 
-    def __post_init__(self) -> None:
-        if self.rule not in RULES:
-            raise PmlbenchError(f"unknown bipartition.rule {self.rule!r}; use one of {list(RULES)}")
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)):
-            raise PmlbenchError(f"bipartition.threshold must be a number, got {self.threshold!r}")
-        if self.training_scores not in TRAINING_SCORES:
-            raise PmlbenchError(
-                f"unknown bipartition.training_scores {self.training_scores!r}; "
-                f"use one of {list(TRAINING_SCORES)}"
-            )
-        if isinstance(self.cv, bool) or not isinstance(self.cv, int) or self.cv < 2:
-            raise PmlbenchError(f"bipartition.cv must be an integer >= 2, got {self.cv!r}")
-        if self.rule in ("global", "per_label"):
-            self._objective = objective_metric(self.objective)
+    name: ClassVar[str]
+    needs_fit: ClassVar[bool] = False
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The bipartition options this rule may read."""
+        return options_read_by(self.name)
 
     def fit(
-        self, estimator, X_train, Y_candidates, *, random_state: int | None = None
-    ) -> Bipartition:
-        """Fit the rule's values on the training split (a fitted estimator, candidate labels)."""
-        Y = np.asarray(Y_candidates)
-        self.fitted = {"rule": self.rule}
-        if self.rule == "top_k":
-            k, mean = candidate_cardinality_k(Y)
-            self.fitted.update(k=k, mean_candidate_cardinality=mean)
-        elif self.rule in ("global", "per_label"):
-            if self.training_scores == "cv":
-                scores = out_of_fold_scores(estimator, X_train, Y, self.cv, random_state)
-            else:
-                scores = as_dense(estimator.decision_function(X_train), np.float64)
-            if self.rule == "global":
-                self.fitted["threshold"] = self._fit_global(scores, Y)
-            else:
-                self.fitted["thresholds"] = self._fit_per_label(scores, Y)
-        return self
+        self, bip: Bipartition, estimator, X_train, Y: np.ndarray, random_state: int | None
+    ) -> dict[str, Any]:
+        """Values fitted on the training split (candidate labels ``Y``); none by default."""
+        return {}
 
-    def _score(self, Y_true: np.ndarray, Y_pred: np.ndarray, scores: np.ndarray) -> float:
-        return self._objective(Y_true, Y_pred, scores)
+    def apply(self, bip: Bipartition, estimator, X, scores: np.ndarray) -> np.ndarray:
+        """Predicted 0/1 label sets before the ``allow_empty`` fix."""
+        raise NotImplementedError
 
-    def _fit_global(self, scores: np.ndarray, Y: np.ndarray) -> float:
+    def describe(self, bip: Bipartition) -> str:
+        """The rule and its fitted values in one line."""
+        raise NotImplementedError
+
+
+class MethodRule(Rule):
+    """The method's own ``predict``."""
+
+    name = "method"
+
+    def apply(self, bip: Bipartition, estimator, X, scores: np.ndarray) -> np.ndarray:
+        return np.asarray(estimator.predict(X))
+
+    def describe(self, bip: Bipartition) -> str:
+        return "method's predict"
+
+
+class ThresholdRule(Rule):
+    """Score >= the fixed ``threshold``."""
+
+    name = "threshold"
+
+    def apply(self, bip: Bipartition, estimator, X, scores: np.ndarray) -> np.ndarray:
+        return (scores >= bip.options["threshold"]).astype(np.uint8)
+
+    def describe(self, bip: Bipartition) -> str:
+        return f"score >= {bip.options['threshold']:g}"
+
+
+class LearnedThresholdRule(Rule):
+    """Thresholds chosen on training scores to optimise ``objective`` against the candidates."""
+
+    needs_fit = True
+    fitted_key: ClassVar[str]
+
+    def fit(
+        self, bip: Bipartition, estimator, X_train, Y: np.ndarray, random_state: int | None
+    ) -> dict[str, Any]:
+        if bip.options["training_scores"] == "cv":
+            scores = out_of_fold_scores(estimator, X_train, Y, bip.options["cv"], random_state)
+        else:
+            scores = as_dense(estimator.decision_function(X_train), np.float64)
+        if bip.objective is None:  # Bipartition loads it for every rule that reads it
+            raise PmlbenchError(f"bipartition rule {self.name!r} has no objective metric")
+        return {self.fitted_key: self.choose(bip, bip.objective, scores, Y)}
+
+    def choose(self, bip: Bipartition, objective: Metric, scores: np.ndarray, Y: np.ndarray) -> Any:
+        """The fitted threshold(s) for training ``scores`` and candidate labels ``Y``."""
+        raise NotImplementedError
+
+    @staticmethod
+    def source(bip: Bipartition) -> str:
+        """Where the training scores came from, for :meth:`describe`."""
+        if bip.options["training_scores"] == "cv":
+            return f"{bip.options['cv']}-fold CV training scores"
+        return "in-sample training scores"
+
+
+class GlobalRule(LearnedThresholdRule):
+    """Score >= t, one t for every label."""
+
+    name = "global"
+    fitted_key = "threshold"
+
+    def choose(
+        self, bip: Bipartition, objective: Metric, scores: np.ndarray, Y: np.ndarray
+    ) -> float:
         thresholds = candidate_thresholds(scores)
         values = np.empty(thresholds.size)
         for i, t in enumerate(thresholds):
             Y_pred = (scores >= t).astype(np.uint8)
-            if not self.allow_empty:
+            if not bip.options["allow_empty"]:
                 Y_pred = ensure_nonempty(Y_pred, scores)
-            values[i] = self._score(Y, Y_pred, scores)
+            values[i] = objective(Y, Y_pred, scores)
         return _best_threshold(
-            values, thresholds, self._objective.higher_is_better, float(self.threshold)
+            values, thresholds, objective.higher_is_better, float(bip.options["threshold"])
         )
 
-    def _fit_per_label(self, scores: np.ndarray, Y: np.ndarray) -> list[float]:
+    def apply(self, bip: Bipartition, estimator, X, scores: np.ndarray) -> np.ndarray:
+        return (scores >= bip.fitted["threshold"]).astype(np.uint8)
+
+    def describe(self, bip: Bipartition) -> str:
+        t = bip.fitted.get("threshold", float("nan"))
+        return (
+            f"global: score >= {t:.6g} (best {bip.options['objective']} vs candidates, "
+            f"{self.source(bip)})"
+        )
+
+
+class PerLabelRule(LearnedThresholdRule):
+    """Score_j >= t_j, one t_j per label chosen on that label's column alone."""
+
+    name = "per_label"
+    fitted_key = "thresholds"
+
+    def choose(
+        self, bip: Bipartition, objective: Metric, scores: np.ndarray, Y: np.ndarray
+    ) -> list[float]:
         # allow_empty acts after the per-label thresholds; it does not enter their choice
         result = []
         for j in range(Y.shape[1]):
             column, truth = scores[:, j : j + 1], Y[:, j : j + 1]
             thresholds = candidate_thresholds(column)
             values = np.array(
-                [self._score(truth, (column >= t).astype(np.uint8), column) for t in thresholds]
+                [objective(truth, (column >= t).astype(np.uint8), column) for t in thresholds]
             )
             result.append(
                 _best_threshold(
-                    values, thresholds, self._objective.higher_is_better, float(self.threshold)
+                    values,
+                    thresholds,
+                    objective.higher_is_better,
+                    float(bip.options["threshold"]),
                 )
             )
         return result
 
+    def apply(self, bip: Bipartition, estimator, X, scores: np.ndarray) -> np.ndarray:
+        return (scores >= np.asarray(bip.fitted["thresholds"])[None, :]).astype(np.uint8)
+
+    def describe(self, bip: Bipartition) -> str:
+        t = np.asarray(bip.fitted.get("thresholds", [np.nan]))
+        return (
+            f"per_label: {t.size} thresholds, median {np.median(t):.4g} in "
+            f"[{t.min():.4g}, {t.max():.4g}] (best {bip.options['objective']} per label vs "
+            f"candidates, {self.source(bip)})"
+        )
+
+
+class TopKRule(Rule):
+    """The k top-scored labels, k the mean candidate-set size of the training split."""
+
+    name = "top_k"
+    needs_fit = True
+
+    def fit(
+        self, bip: Bipartition, estimator, X_train, Y: np.ndarray, random_state: int | None
+    ) -> dict[str, Any]:
+        k, mean = candidate_cardinality_k(Y)
+        return {"k": k, "mean_candidate_cardinality": mean}
+
+    def apply(self, bip: Bipartition, estimator, X, scores: np.ndarray) -> np.ndarray:
+        return top_k(scores, bip.fitted["k"])
+
+    def describe(self, bip: Bipartition) -> str:
+        return (
+            f"top_k: k={bip.fitted.get('k')} top-scored labels (mean candidate set "
+            f"size {bip.fitted.get('mean_candidate_cardinality', float('nan')):.4g})"
+        )
+
+
+# The registry: bipartition.rule -> rule. Its names are the allowed values of the ``rule``
+# setting (tests/test_settings.py checks that the two agree).
+RULES: dict[str, Rule] = {
+    rule.name: rule
+    for rule in (MethodRule(), ThresholdRule(), GlobalRule(), PerLabelRule(), TopKRule())
+}
+
+
+class Bipartition:
+    """A configured bipartition rule; ``fit`` sees training data only (candidate labels).
+
+    ``Bipartition(rule="global", objective="micro_f1")``: options as in the ``bipartition``
+    config node (pmlbench.protocol.settings), checked on construction; unset ones take their
+    defaults.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self.options: dict[str, Any] = bipartition_options(options)
+        self.rule: str = self.options["rule"]
+        self._rule = RULES[self.rule]
+        self.fitted: dict[str, Any] = {}
+        self.objective: Metric | None = None
+        if "objective" in self._rule.reads:
+            self.objective = objective_metric(self.options["objective"])
+
+    def __repr__(self) -> str:
+        options = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        return f"Bipartition({options})"
+
+    def fit(
+        self, estimator, X_train, Y_candidates, *, random_state: int | None = None
+    ) -> Bipartition:
+        """Fit the rule's values on the training split (a fitted estimator, candidate labels)."""
+        Y = np.asarray(Y_candidates)
+        values = self._rule.fit(self, estimator, X_train, Y, random_state)
+        self.fitted = {"rule": self.rule, **values}
+        return self
+
     def apply(self, estimator, X, scores: np.ndarray) -> np.ndarray:
         """Predicted 0/1 label sets for ``scores`` (rows of ``X``)."""
-        if self.rule in ("global", "per_label", "top_k") and not self.fitted:
+        if self._rule.needs_fit and not self.fitted:
             raise PmlbenchError(f"bipartition rule {self.rule!r} must be fitted before apply")
-        if self.rule == "method":
-            Y_pred = np.asarray(estimator.predict(X))
-        elif self.rule == "threshold":
-            Y_pred = (scores >= self.threshold).astype(np.uint8)
-        elif self.rule == "global":
-            Y_pred = (scores >= self.fitted["threshold"]).astype(np.uint8)
-        elif self.rule == "per_label":
-            Y_pred = (scores >= np.asarray(self.fitted["thresholds"])[None, :]).astype(np.uint8)
-        else:
-            Y_pred = top_k(scores, self.fitted["k"])
-        if not self.allow_empty:
+        Y_pred = self._rule.apply(self, estimator, X, scores)
+        if not self.options["allow_empty"]:
             Y_pred = ensure_nonempty(Y_pred, scores)
         return Y_pred
 
     def describe(self) -> str:
         """The rule and its fitted values in one line (stored in every result row)."""
-        source = (
-            f"{self.cv}-fold CV training scores"
-            if self.training_scores == "cv"
-            else "in-sample training scores"
-        )
-        if self.rule == "method":
-            text = "method's predict"
-        elif self.rule == "threshold":
-            text = f"score >= {self.threshold:g}"
-        elif self.rule == "global":
-            t = self.fitted.get("threshold", float("nan"))
-            text = f"global: score >= {t:.6g} (best {self.objective} vs candidates, {source})"
-        elif self.rule == "per_label":
-            t = np.asarray(self.fitted.get("thresholds", [np.nan]))
-            text = (
-                f"per_label: {t.size} thresholds, median {np.median(t):.4g} in "
-                f"[{t.min():.4g}, {t.max():.4g}] (best {self.objective} per label vs "
-                f"candidates, {source})"
-            )
-        else:
-            text = (
-                f"top_k: k={self.fitted.get('k')} top-scored labels (mean candidate set "
-                f"size {self.fitted.get('mean_candidate_cardinality', float('nan')):.4g})"
-            )
-        return text + ("" if self.allow_empty else ", top label if empty")
+        text = self._rule.describe(self)
+        return text + ("" if self.options["allow_empty"] else ", top label if empty")
 
 
-def make_bipartition(config: dict) -> Bipartition:
+def make_bipartition(config: Mapping[str, Any]) -> Bipartition:
     """A Bipartition from the ``bipartition`` config node."""
-    known = {"rule", "threshold", "allow_empty", "objective", "training_scores", "cv"}
-    unknown = set(config) - known
-    if unknown:
-        raise PmlbenchError(
-            f"unknown bipartition options {sorted(unknown)}; known: {sorted(known)}"
-        )
     return Bipartition(**config)

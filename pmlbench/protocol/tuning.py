@@ -3,7 +3,8 @@
 Generic for every method plugin: the ``tune`` config node names a grid of constructor
 parameters (``tune.grid.<param>: [values]``; null means not tuned), the number of folds
 ``cv``, the ``scoring`` metric (any registered metric plugin), ``oracle`` and ``n_jobs``
-(processes for the folds; -1: all cores; null: the job's thread budget).
+(processes for the folds; -1: all cores; null: the job's thread budget). These options,
+their defaults and allowed values are defined in pmlbench.protocol.settings.
 
 The held-out folds are scored against the CANDIDATE labels, the only labels a partial
 multi-label learner has. ``oracle: true`` scores against the ground truth of the training
@@ -31,7 +32,8 @@ from sklearn.model_selection import KFold, ParameterGrid
 from pmlbench.core.parallel import worker_budget
 from pmlbench.errors import PmlbenchError
 from pmlbench.metrics.base import Metric
-from pmlbench.protocol.experiment import load_metrics
+from pmlbench.plugins.loading import load_metrics
+from pmlbench.protocol.settings import check_option, tune_options
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,7 @@ def tuning_grid(tune: dict[str, Any]) -> dict[str, list]:
 
 def scoring_metric(name: str) -> Metric:
     """The registered metric plugin called ``name``."""
-    if not isinstance(name, str):
-        raise PmlbenchError(f"tune.scoring must be a metric name, got {name!r}")
+    check_option("tune", "scoring", name)
     return load_metrics([name])[name]
 
 
@@ -83,9 +84,8 @@ def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | Non
             f"tune.grid names unknown parameters {unknown} of {type(estimator).__name__}; "
             f"known: {sorted(known)}"
         )
-    cv = tune.get("cv", 5)
-    if isinstance(cv, bool) or not isinstance(cv, int) or cv < 2:
-        raise PmlbenchError(f"tune.cv must be an integer >= 2, got {cv!r}")
+    options = tune_options(tune)
+    cv = options["cv"]
     if cv > n_train:
         raise PmlbenchError(
             f"tune.cv={cv} asks for more folds than the {n_train} training instances; lower tune.cv"
@@ -93,9 +93,9 @@ def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | Non
     return TuningPlan(
         grid,
         cv,
-        scoring_metric(tune.get("scoring", "average_precision")),
-        bool(tune.get("oracle", False)),
-        fold_workers(tune.get("n_jobs"), cv),
+        scoring_metric(options["scoring"]),
+        options["oracle"],
+        fold_workers(options["n_jobs"], cv),
     )
 
 

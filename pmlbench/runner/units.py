@@ -7,7 +7,8 @@ canonical JSON of that normalised description, so the same unit has the same key
 the config was written (argument order, ``1`` or ``1.0``, defaults spelt out or not).
 
 Options that do nothing in a unit are dropped: the tuning options without a tuning grid, and
-the bipartition options its rule does not read. The number of splits is not part of a unit
+the bipartition options its rule does not read (pmlbench.protocol.settings says which those
+are: ``tune_key``, ``bipartition_key``). The number of splits is not part of a unit
 (split ``i`` is the same whether 2 or 5 splits
 are run, see pmlbench.protocol.splits), nor are output options such as ``save_predictions``.
 
@@ -31,6 +32,7 @@ from typing import Any
 from pmlbench.errors import PmlbenchError
 from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import ExperimentSpec
+from pmlbench.protocol.settings import bipartition_key, tune_key
 
 SCHEMA = 1
 # ExperimentSpec fields that say how many units to run or what to write, not what a unit is.
@@ -58,36 +60,6 @@ def _canonical(value: Any) -> Any:
         f"config value {value!r} of type {type(value).__name__} cannot be part of a unit key; "
         "use numbers, strings, booleans, null, lists or mappings"
     )
-
-
-# Tuning options that say how to run, not what is computed.
-_EXECUTION_TUNE_OPTIONS = {"n_jobs"}
-
-
-def _normalise_tune(tune: dict[str, Any]) -> dict[str, Any]:
-    """Grid entries that are null tune nothing; without a grid the other options do nothing."""
-    grid = {k: v for k, v in (tune.get("grid") or {}).items() if v is not None}
-    if not grid:
-        return {}
-    options = {k: v for k, v in tune.items() if k != "grid" and k not in _EXECUTION_TUNE_OPTIONS}
-    return {**options, "grid": grid}
-
-
-# Bipartition options a rule does not read (pmlbench.protocol.bipartition): dropped from keys, so a
-# changed default of an unused option does not invalidate stored units. Options not listed
-# here (including any added later) stay in the key.
-_UNUSED_BIPARTITION = {
-    "method": {"threshold", "objective", "training_scores", "cv"},
-    "threshold": {"objective", "training_scores", "cv"},
-    "top_k": {"threshold", "objective", "training_scores", "cv"},
-}
-
-
-def _normalise_bipartition(node: dict[str, Any]) -> dict[str, Any]:
-    unused = set(_UNUSED_BIPARTITION.get(node.get("rule"), set()))
-    if node.get("rule") in ("global", "per_label") and node.get("training_scores") == "train":
-        unused.add("cv")
-    return {k: v for k, v in node.items() if k not in unused}
 
 
 @cache
@@ -134,8 +106,8 @@ def unit_description(
         for f in dataclasses.fields(spec)
         if f.name not in NOT_UNIT_FIELDS
     }
-    fields["tune"] = _normalise_tune(dict(fields.get("tune") or {}))
-    fields["bipartition"] = _normalise_bipartition(dict(fields.get("bipartition") or {}))
+    fields["tune"] = tune_key(dict(fields.get("tune") or {}))
+    fields["bipartition"] = bipartition_key(dict(fields.get("bipartition") or {}))
     fields["metrics"] = sorted(fields.get("metrics") or [])
     unit = {"schema": SCHEMA, **fields, "split": int(split)}
     if fingerprints:

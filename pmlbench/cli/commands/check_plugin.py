@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pmlbench.errors import PmlbenchError
 from pmlbench.plugins import registry
@@ -43,7 +44,7 @@ def _report(console: Console, report: CheckReport, show_traceback: bool) -> int:
         table.add_column(column, overflow="fold")
     marks = {True: "[green]ok", False: "[bold red]FAIL", None: "[yellow]skip"}
     for check in report.results:
-        table.add_row(marks[check.passed], check.name, check.detail)
+        table.add_row(marks[check.passed], check.name, Text(check.detail))  # literal, no markup
     console.print(table)
     if show_traceback:
         for check in report.failed:

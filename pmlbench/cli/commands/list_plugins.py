@@ -9,7 +9,7 @@ from rich.table import Table
 
 from pmlbench.errors import PluginError
 from pmlbench.plugins import registry
-from pmlbench.plugins.config_nodes import plugin_parameters
+from pmlbench.plugins.parameters import plugin_parameters
 
 
 def plugin_rows(kind: str) -> list[dict[str, str]]:

@@ -1,0 +1,77 @@
+"""Automatic Hydra config nodes for plugins.
+
+Each plugin's hyper-parameters (pmlbench.plugins.parameters) become a node in Hydra's
+ConfigStore, so ``method=<name> method.<param>=<value>`` works for any installed plugin
+without YAML. A method's node also carries the ``tune`` and ``bipartition`` nodes, their
+defaults taken from pmlbench.protocol.settings (a method's ``default_bipartition`` and
+``default_tuning_grid`` on top). A YAML file of another name in ``conf/<group>/`` may build
+on the automatic node through its defaults list (see docs/plugins.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+from pmlbench.errors import PluginError
+from pmlbench.plugins import registry
+from pmlbench.plugins.parameters import plugin_parameters
+from pmlbench.protocol.settings import defaults
+
+
+def method_node(name: str, cls: Any) -> dict[str, Any]:
+    """The global config node of a method: its parameters, tuning grid and bipartition rule."""
+    params = plugin_parameters("method", cls)
+    default_grid = dict(getattr(cls, "default_tuning_grid", {}) or {})
+    unknown = set(default_grid) - set(params)
+    if unknown:
+        raise PluginError(
+            f"method {name!r} declares a tuning grid for unknown parameters {sorted(unknown)}"
+        )
+    grid = {p: (list(default_grid[p]) if p in default_grid else None) for p in params}
+    own = getattr(cls, "default_bipartition", {}) or {}
+    return {
+        "method": {"name": name, **params},
+        "tune": {"grid": grid, **defaults("tune")},
+        "bipartition": {**defaults("bipartition"), **own},
+    }
+
+
+def register_config_nodes() -> list[str]:
+    """Store a node for every dataset, noise and method plugin; return problems found."""
+    store = ConfigStore.instance()
+    problems: list[str] = []
+    for kind in ("dataset", "noise", "method"):
+        for name, info in registry.plugins(kind).items():
+            try:
+                obj = info.load()
+                if kind == "method":
+                    store.store(
+                        group="method",
+                        name=name,
+                        node=method_node(name, obj),
+                        package="_global_",
+                        provider=info.distribution,
+                    )
+                else:
+                    node = {"name": name, **plugin_parameters(kind, obj)}
+                    store.store(group=kind, name=name, node=node, provider=info.distribution)
+            except PluginError as exc:
+                problems.append(str(exc))
+                # A bare node keeps the name selectable; the run then reports the real problem.
+                node = {"name": name}
+                if kind == "method":
+                    node = {
+                        "method": node,
+                        "tune": {"grid": {}, **defaults("tune")},
+                        "bipartition": defaults("bipartition"),
+                    }
+                store.store(
+                    group=kind,
+                    name=name,
+                    node=node,
+                    package="_global_" if kind == "method" else None,
+                    provider=info.distribution,
+                )
+    return problems
