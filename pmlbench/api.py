@@ -18,21 +18,18 @@ def compose_config(overrides: list[str] | None = None) -> dict[str, Any]:
     """The resolved config dict that ``python -m pmlbench <overrides>`` would run."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
-    from omegaconf import OmegaConf
 
-    from pmlbench.cli.main import check_group_choices, yaml_presets
     from pmlbench.hydra_app.config_nodes import register_config_nodes
-    from pmlbench.hydra_app.config_tree import config_dir
+    from pmlbench.hydra_app.config_tree import config_dir, config_to_dict
+    from pmlbench.hydra_app.overrides import check_overrides
 
     overrides = list(overrides or [])
-    check_group_choices(overrides, yaml_presets())
+    check_overrides(overrides)
     register_config_nodes()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         cfg = compose(config_name="config", overrides=overrides)
-    container = OmegaConf.to_container(cfg, resolve=True)
-    container.pop("hydra", None)
-    return container
+    return config_to_dict(cfg)
 
 
 def run(overrides: list[str] | None, out_dir: str | Path, quiet: bool = True) -> ExperimentResult:

@@ -130,10 +130,14 @@ def test_list_shows_every_kind():
     [
         ("method=mlknnn", "unknown method 'mlknnn'"),
         ("dataset=genbse", "did you mean 'genbase'"),
-        ("metric_convention=matlab", "unknown metric_convention 'matlab'"),
-        ("noise.rate=-0.5", "noise.rate must be a non-negative number"),
+        (
+            "metric_convention=matlab",
+            "metric_convention must be one of 'zhang', 'sklearn', got 'matlab'",
+        ),
+        ("noise.rate=-0.5", "noise.rate must be a number in [0, inf), got -0.5"),
         ("metrics=[average_precison]", "unknown metric 'average_precison'"),
         ("method.kk=3", "method 'mlknn' has no parameter 'kk'; its parameters: k, s"),
+        ("metrics=[]", "set metrics=[average_precision,...]"),  # printed literally, no markup
     ],
 )
 def test_bad_input_gets_one_line_error(tmp_path, override, message):
@@ -157,3 +161,24 @@ def test_real_pml_dataset_uses_its_candidates(tmp_path):
     results = pd.read_csv(tmp_path / "results.csv")
     assert (results["noise"] == "natural").all()
     assert (results["n_degenerate"] > 0).all()  # many yeast instances have no true label
+
+
+def test_help_describes_pmlbench():
+    proc = subprocess.run(
+        [sys.executable, "-m", "pmlbench", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("pmlbench: benchmark partial multi-label learning")
+    assert "powered by Hydra" not in proc.stdout
+    for command in ("pmlbench list", "pmlbench check-plugin", "pmlbench report", "-m"):
+        assert command in proc.stdout
+    assert "method: " in proc.stdout and "mlknn" in proc.stdout  # the config groups
+
+
+def test_one_split_run_prints_no_spread(tmp_path):
+    proc = pmlbench(
+        "method=mlknn", "dataset=genbase", "protocol.n_splits=1", f"hydra.run.dir={tmp_path}"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "average_precision" in proc.stdout
+    assert "nan" not in proc.stdout and "±" not in proc.stdout

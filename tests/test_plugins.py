@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pmlbench.cli.main import check_group_choices, yaml_presets
 from pmlbench.errors import PluginError
+from pmlbench.hydra_app.overrides import check_group_choices, yaml_presets
 from pmlbench.plugins import presets, registry
 
 ROOT = Path(__file__).resolve().parents[1]

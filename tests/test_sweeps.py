@@ -30,14 +30,48 @@ def sweep_command(tmp_path: Path, sweep: str, *args: str) -> list[str]:
     ]
 
 
-def run_sweep(tmp_path: Path, sweep: str, *args: str) -> subprocess.CompletedProcess:
+def run_sweep(
+    tmp_path: Path, sweep: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         sweep_command(tmp_path, sweep, *args),
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=env,
         timeout=600,
     )
+
+
+FRAGILE = """
+from pmlbench.methods.mlknn import MLkNN
+
+
+class Fragile(MLkNN):
+    \"\"\"ML-kNN whose fit raises a ValueError (a bug, not a user error) when explode=1.\"\"\"
+
+    def __init__(self, k=10, s=1.0, explode=0):
+        super().__init__(k, s)
+        self.explode = explode
+
+    def fit(self, X, Y):
+        if self.explode:
+            raise ValueError(f"synthetic failure (explode={self.explode})")
+        return super().fit(X, Y)
+"""
+
+
+@pytest.fixture(scope="module")
+def fragile_env(tmp_path_factory) -> dict[str, str]:
+    """An environment with a method plugin ``fragile`` that crashes on request."""
+    root = tmp_path_factory.mktemp("fragile_dist")
+    (root / "fragile_pml.py").write_text(FRAGILE)
+    info = root / "pmlbench_fragile-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pmlbench-fragile\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pmlbench.methods]\nfragile = fragile_pml:Fragile\n")
+    path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path}
 
 
 def unit_statuses(sweep_dir: Path) -> list[str]:
@@ -99,28 +133,30 @@ def test_joblib_sweep_killed_midway_resumes_each_unit_once(tmp_path):
     print(f"third run (nothing to compute): {seconds:.1f} s")
 
 
-def test_failing_unit_is_recorded_and_the_sweep_goes_on(tmp_path):
-    proc = run_sweep(tmp_path, "sweep", *SMALL, "method.k=10,oops")
+def test_failing_unit_is_recorded_and_the_sweep_goes_on(tmp_path, fragile_env):
+    args = ["method=fragile", *SMALL[1:], "method.explode=0,1"]
+    proc = run_sweep(tmp_path, "sweep", *args, env=fragile_env)
     assert proc.returncode == 0, proc.stderr
     assert "error:" in proc.stdout and "ValueError" in proc.stdout
     failures = list(iter_failures(tmp_path / "store"))
     assert sorted(f["unit"]["split"] for f in failures) == [0, 1]
-    assert all(f["unit"]["method"]["k"] == "oops" for f in failures)
-    assert all("Traceback" in f["traceback"] and "oops" in f["traceback"] for f in failures)
+    assert all(f["unit"]["method"]["explode"] == 1 for f in failures)
+    assert all("Traceback" in f["traceback"] and "synthetic" in f["traceback"] for f in failures)
     assert len(list(iter_records(tmp_path / "store"))) == 2
-    ok, bad = sorted((tmp_path / "sweep").glob("*_mlknn_genbase"))
+    ok, bad = sorted((tmp_path / "sweep").glob("*_fragile_genbase"))
     assert (ok / "results.csv").exists() and not (bad / "results.csv").exists()
     assert json.loads((bad / "units.json").read_text())["units"][0]["status"] == "failed"
 
 
-def test_single_run_with_failing_unit_exits_nonzero_in_one_line(tmp_path):
+def test_single_run_with_failing_unit_exits_nonzero_in_one_line(tmp_path, fragile_env):
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
             "pmlbench",
-            *SMALL,
-            "method.k=oops",
+            "method=fragile",
+            *SMALL[1:],
+            "method.explode=1",
             "quiet=true",
             f"results_store={tmp_path / 'store'}",
             f"hydra.run.dir={tmp_path / 'run'}",
@@ -128,6 +164,7 @@ def test_single_run_with_failing_unit_exits_nonzero_in_one_line(tmp_path):
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=fragile_env,
         timeout=600,
     )
     assert proc.returncode == 1
@@ -180,3 +217,32 @@ def test_named_sweeps_compose(tmp_path):
     launcher = slurm.hydra.launcher
     assert "SlurmLauncher" in launcher._target_
     assert {"partition", "timeout_min", "array_parallelism", "cpus_per_task"} <= set(launcher)
+
+
+def test_identical_sweeps_started_together_get_their_own_directories(tmp_path):
+    """The default sweep directory ends with a random token: no shared job directories."""
+    command = [
+        sys.executable,
+        "-m",
+        "pmlbench",
+        "-m",
+        *SMALL,
+        "noise.rate=0.5,2.0",
+        "results_store=null",
+        "quiet=true",
+    ]
+    procs = [
+        subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err.decode()
+    sweeps = sorted((tmp_path / "outputs" / "multirun").glob("*/*"))
+    assert len(sweeps) == 2, sweeps
+    for sweep in sweeps:
+        jobs = sorted(sweep.glob("*_mlknn_genbase"))
+        assert [job.name.split("_")[0] for job in jobs] == ["0", "1"]
+        for job in jobs:
+            assert len(pd.read_csv(job / "results.csv")) == 2 * 7
+            assert json.loads((job / "units.json").read_text())["units"]

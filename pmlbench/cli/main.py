@@ -6,113 +6,73 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import logging
 import sys
+from collections.abc import Iterator
 
-from rich.console import Console
-
+from pmlbench.core.console import print_error
 from pmlbench.errors import PmlbenchError
-from pmlbench.plugins import registry
 
 SUBCOMMANDS = {
     "list": "pmlbench.cli.commands.list_plugins:main",
     "check-plugin": "pmlbench.cli.commands.check_plugin:main",
     "report": "pmlbench.cli.commands.report:main",
 }
-_GROUP_KINDS = {"dataset": "dataset", "noise": "noise", "method": "method"}
 
 
-def _error(message: str) -> int:
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    return 2
+@contextlib.contextmanager
+def hydra_process_state(argv: list[str]) -> Iterator[None]:
+    """Hand ``argv`` to ``hydra.main`` and leave no process-wide state behind.
 
+    ``hydra.main`` reads its arguments from ``sys.argv`` and nowhere else: the only other
+    ways in are Hydra's private ``_run_hydra`` or the Compose API, which has no multirun,
+    launchers or ``--help``. So ``sys.argv`` is left alone when it already holds ``argv``
+    (the console script, ``python -m pmlbench``) and otherwise (``main([...])`` from Python,
+    as the tests do) replaced for the duration of the call only. On the way out, whatever
+    happened (``SystemExit`` from Hydra included), this restores ``sys.argv``, clears
+    Hydra's global instance (so the Compose API and a later call start afresh) and puts
+    back the root logger's handlers and level, which Hydra's job logging replaces; the
+    handlers Hydra opened (its log file in the run directory) are closed.
 
-def check_group_choices(overrides: list[str], presets: dict[str, set[str]]) -> None:
-    """Fail in one line on ``method=<unknown>`` (and dataset/noise) before Hydra composes."""
-    for override in overrides:
-        key, sep, value = override.partition("=")
-        key = key.lstrip("+~")
-        if not sep or key not in _GROUP_KINDS:
-            continue
-        for choice in value.split(","):
-            choice = choice.strip()
-            if choice and choice not in presets.get(key, set()):
-                registry.get(_GROUP_KINDS[key], choice)
+    The preset packages of plugin distributions reach Hydra's search path through
+    pmlbench's SearchPathPlugin (hydra_plugins/pmlbench_searchpath), not through argv.
+    """
+    from hydra.core.global_hydra import GlobalHydra
 
-
-def default_choices() -> dict[str, str]:
-    """The group options conf/config.yaml selects when the command line does not."""
-    from omegaconf import OmegaConf
-
-    from pmlbench.hydra_app.config_tree import config_dir
-
-    defaults = OmegaConf.to_container(OmegaConf.load(config_dir() / "config.yaml"))["defaults"]
-    return {
-        k: v
-        for item in defaults
-        if isinstance(item, dict)
-        for k, v in item.items()
-        if k in _GROUP_KINDS
-    }
-
-
-def check_parameter_keys(overrides: list[str], presets: dict[str, set[str]]) -> None:
-    """Fail in one line on ``method.<key>=`` when no selected method has that parameter."""
-    from pmlbench.plugins.parameters import plugin_parameters
-
-    if any(o.lstrip("+~").startswith("experiment=") for o in overrides):
-        return  # a named experiment selects the plugins itself
-    chosen = {group: [choice] for group, choice in default_choices().items()}
-    for override in overrides:
-        key, sep, value = override.partition("=")
-        if sep and key in _GROUP_KINDS:
-            chosen[key] = [c.strip() for c in value.split(",") if c.strip()]
-    for override in overrides:
-        key, sep, _ = override.partition("=")
-        group, dot, param = key.partition(".")
-        if not sep or not dot or group not in _GROUP_KINDS or "." in param or param == "name":
-            continue
-        names = chosen.get(group, [])
-        if not names or any(name in presets.get(group, set()) for name in names):
-            continue  # a YAML preset may add keys of its own
-        for name in names:
-            kind = _GROUP_KINDS[group]
-            known = plugin_parameters(kind, registry.load(kind, name))
-            if param not in known:
-                raise PmlbenchError(
-                    f"{group} {name!r} has no parameter {param!r}; its parameters: "
-                    f"{', '.join(known) or '(none)'} (pmlbench list {kind})"
-                )
-
-
-def yaml_presets() -> dict[str, set[str]]:
-    from pmlbench.hydra_app.config_tree import config_dir
-    from pmlbench.plugins.presets import plugin_presets
-
-    root = config_dir()
-    shipped = plugin_presets(list(_GROUP_KINDS))
-    return {
-        group: {p.stem for p in (root / group).glob("*.yaml")} | shipped[group]
-        for group in _GROUP_KINDS
-    }
+    saved_argv = sys.argv
+    root = logging.getLogger()
+    saved_handlers, saved_level = list(root.handlers), root.level
+    if argv != sys.argv[1:]:
+        sys.argv = [sys.argv[0] if sys.argv else "pmlbench", *argv]
+    try:
+        yield
+    finally:
+        sys.argv = saved_argv
+        GlobalHydra.instance().clear()
+        for handler in root.handlers:
+            if handler not in saved_handlers:
+                handler.close()
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
 
 
 def run_hydra(argv: list[str]) -> int:
+    """Check the overrides, then run ``argv`` through ``hydra.main`` (see
+    :func:`hydra_process_state`)."""
     import hydra
 
     from pmlbench.hydra_app.config_nodes import register_config_nodes
     from pmlbench.hydra_app.config_tree import config_dir
+    from pmlbench.hydra_app.overrides import check_overrides
     from pmlbench.hydra_app.task import task
-    from pmlbench.plugins.presets import with_preset_searchpath
 
-    overrides = [a for a in argv if not a.startswith("-")]
-    presets = yaml_presets()
-    check_group_choices(overrides, presets)
-    check_parameter_keys(overrides, presets)
+    check_overrides(argv)
     register_config_nodes()
-    sys.argv = [sys.argv[0], *with_preset_searchpath(argv)]
     main = hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")(task)
-    main()
+    with hydra_process_state(argv):
+        main()
     return 0
 
 
@@ -124,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
             return int(getattr(importlib.import_module(module), function)(argv[1:]) or 0)
         return run_hydra(argv)
     except PmlbenchError as exc:
-        return _error(str(exc))
+        print_error(str(exc))
+        return 2
     except KeyboardInterrupt:
-        return _error("interrupted; finished results were written, the interrupted run was not")
+        print_error("interrupted; finished results were written, the interrupted run was not")
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,4 +1,9 @@
-"""Terminal output: progress over splits and the summary table (rich)."""
+"""Terminal output: messages, progress over splits and the summary table (rich).
+
+Every message is printed literally (rich markup off): messages quote config values and shell
+commands such as ``pip install 'pmlbench[plots]'`` or ``metrics=[average_precision,...]``,
+which markup would eat. Only the ``error:`` / ``warning:`` prefix is styled.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +18,37 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 console = Console(stderr=False)
+err_console = Console(stderr=True)
+
+
+def _prefixed(prefix: str, style: str, message: str) -> Text:
+    line = Text(prefix, style=style)
+    line.append(" ")
+    line.append(message)  # a plain str appended to Text is never parsed as markup
+    return line
+
+
+def print_message(message: str, *, stderr: bool = False) -> None:
+    """Print one message literally (no markup, no highlighting, no wrapping)."""
+    (err_console if stderr else console).print(Text(message), soft_wrap=True, highlight=False)
+
+
+def print_warning(message: str, *, stderr: bool = True) -> None:
+    """Print ``warning: <message>`` literally."""
+    (err_console if stderr else console).print(
+        _prefixed("warning:", "yellow", message), soft_wrap=True, highlight=False
+    )
+
+
+def print_error(message: str, *, stderr: bool = True) -> None:
+    """Print ``error: <message>`` literally (stdout with ``stderr=False``: a multirun job's
+    error line then sits between the sweep's progress lines)."""
+    (err_console if stderr else console).print(
+        _prefixed("error:", "bold red", message), soft_wrap=True, highlight=False
+    )
 
 
 def split_progress(quiet: bool = False) -> Progress:
@@ -39,17 +73,26 @@ def summarise(records: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def _mean_std(mean: float, std: float) -> str:
+    """``mean ± std``, or the mean alone where no spread exists (one split)."""
+    if pd.isna(std):
+        return f"{mean:.4f}"
+    return f"{mean:.4f} ± {std:.4f}"
+
+
 def results_table(records: pd.DataFrame, title: str) -> Table:
-    table = Table(title=title)
+    """Mean ± std of each metric over splits (no spread for a single split)."""
+    summary = summarise(records)
+    table = Table(title=Text(title))
     table.add_column("metric")
     table.add_column("", justify="center")
-    table.add_column("mean ± std", justify="right")
+    table.add_column("mean" if summary["std"].isna().all() else "mean ± std", justify="right")
     table.add_column("splits", justify="right")
-    for name, row in summarise(records).iterrows():
+    for name, row in summary.iterrows():
         table.add_row(
-            name,
+            Text(str(name)),
             "↑" if row["higher_is_better"] else "↓",
-            f"{row['mean']:.4f} ± {row['std']:.4f}",
+            _mean_std(row["mean"], row["std"]),
             str(int(row["n"])),
         )
     return table

@@ -10,6 +10,7 @@ prints one line: a bar, done / total, elapsed time, ETA and what the job did.
 from __future__ import annotations
 
 import json
+import math
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -20,24 +21,36 @@ from omegaconf import DictConfig, OmegaConf
 from rich.text import Text
 
 from pmlbench.core.atomic import atomic_write_text
-
-SWEEP_FILE = ".pmlbench_sweep.json"
-JOB_MARKER = "units.json"
+from pmlbench.hydra_app.launchers import is_subclass, registered_target, target_class
+from pmlbench.runner.format import SWEEP_PROGRESS_FILE as SWEEP_FILE
+from pmlbench.runner.format import UNITS_FILE as JOB_MARKER
 
 
 def count_jobs(config: DictConfig) -> int | None:
-    """The number of jobs the basic sweeper makes of the sweep params and overrides."""
-    hydra_cfg = config.hydra
-    if "BasicSweeper" not in str(hydra_cfg.sweeper.get("_target_", "")):
-        return None
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    """The number of jobs Hydra's basic sweeper makes of the sweep params and overrides.
+
+    The basic sweeper runs the cartesian product of the values of each key (the last
+    override of a key wins, ``hydra.sweeper.params`` come first); this counts that product
+    with Hydra's public override parser. None for another sweeper, whose jobs are unknown.
+    """
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
+    hydra_cfg = config.hydra
+    sweeper = target_class(hydra_cfg.sweeper)
+    if not is_subclass(sweeper, registered_target("hydra/sweeper", "basic")):
+        return None
     params = hydra_cfg.sweeper.get("params") or {}
     arguments = [f"{key}={value}" for key, value in params.items()]
     arguments += list(hydra_cfg.overrides.task)
-    overrides = OverridesParser.create().parse_overrides(arguments)
-    return sum(len(batch) for batch in BasicSweeper.split_arguments(overrides, None))
+    values: dict[str, int] = {}
+    for override in OverridesParser.create().parse_overrides(arguments):
+        count = 1
+        if override.is_sweep_override():
+            if not override.is_discrete_sweep():
+                return None  # an interval sweep: the basic sweeper refuses it
+            count = sum(1 for _ in override.sweep_string_iterator())
+        values[override.get_key_element()] = count
+    return math.prod(values.values())
 
 
 class SweepProgress(Callback):

@@ -8,25 +8,30 @@ sweep goes on; a single run exits non-zero with a one-line message.
 
 from __future__ import annotations
 
-import json
 import traceback
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from pmlbench.core.atomic import atomic_write_text
-from pmlbench.core.console import console, results_table
+from pmlbench.core.console import console, print_error, print_message, results_table
 from pmlbench.core.workcache import using_cache_dir
 from pmlbench.errors import PmlbenchError
 from pmlbench.hydra_app.config_tree import config_to_dict
-from pmlbench.runner.format import tidy_records
-from pmlbench.runner.run import UNITS_FILE, UnitsFailed, run_config
+from pmlbench.hydra_app.launchers import job_threads, runs_in_process
+from pmlbench.hydra_app.resolvers import register_resolvers
+from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, read_units, tidy_records
+from pmlbench.runner.run import UnitsFailed, run_config
 from pmlbench.runner.store import ResultStore
-from pmlbench.runner.threads import limit_threads, threads_for_job
+from pmlbench.runner.threads import limit_threads
+
+# Launchers that run jobs in other processes import this module there before resolving the
+# job's directory, which uses pmlbench's resolvers.
+register_resolvers()
 
 
 def _path(value: Any, cwd: Path) -> Path | None:
@@ -35,10 +40,6 @@ def _path(value: Any, cwd: Path) -> Path | None:
         return None
     path = Path(str(value)).expanduser()
     return path if path.is_absolute() else cwd / path
-
-
-def _in_process(hydra_cfg) -> bool:
-    return "BasicLauncher" in str(OmegaConf.select(hydra_cfg, "launcher._target_") or "")
 
 
 def _describe(overrides: list[str], out_dir: Path) -> str:
@@ -57,8 +58,8 @@ def _describe(overrides: list[str], out_dir: Path) -> str:
 
 def _units(out_dir: Path) -> list[dict[str, Any]]:
     try:
-        return json.loads((out_dir / UNITS_FILE).read_text())["units"]
-    except (OSError, ValueError, KeyError):
+        return read_units(out_dir)
+    except (OSError, ValueError):
         return []
 
 
@@ -74,43 +75,40 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
     store = ResultStore(store_dir) if store_dir is not None else None
     summary = None
     try:
-        threads = threads_for_job(
-            config.get("threads_per_job"), OmegaConf.to_container(hydra_cfg.launcher, resolve=True)
-        )
+        launcher = cast(dict[str, Any], OmegaConf.to_container(hydra_cfg.launcher, resolve=True))
+        threads = job_threads(config.get("threads_per_job"), launcher, multirun)
         with limit_threads(threads), using_cache_dir(_path(config.get("cache_dir"), cwd)):
             result = run_config(
                 config,
                 out_dir,
-                quiet=quiet or (multirun and not _in_process(hydra_cfg)),
+                quiet=quiet or not runs_in_process(launcher, multirun),
                 store=store,
                 recompute=bool(config.get("recompute", False)),
                 catch_failures=True,
             )
         summary = _report(config, result, out_dir, multirun)
     except UnitsFailed as exc:
-        _error(str(exc))
+        print_error(str(exc), stderr=False)
         if exc.result is not None and exc.result.splits:
             summary = _report(config, exc.result, out_dir, multirun)
         if not multirun:
             raise SystemExit(exc.exit_code) from None
     except PmlbenchError as exc:
-        _error(str(exc))
+        print_error(str(exc), stderr=False)
         if not multirun:
             raise SystemExit(2) from None
     except Exception as exc:  # outside any unit (e.g. writing results): one job, not the sweep
         if not multirun:
             raise
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        atomic_write_text(out_dir / "error.txt", text)
-        _error(f"{type(exc).__name__}: {exc} (traceback in {out_dir / 'error.txt'})")
+        atomic_write_text(out_dir / ERROR_FILE, text)
+        print_error(
+            f"{type(exc).__name__}: {exc} (traceback in {out_dir / ERROR_FILE})", stderr=False
+        )
     finally:
         if multirun and not quiet:
             _sweep_line(Path(hydra_cfg.sweep.dir), out_dir, list(hydra_cfg.overrides.task))
     return summary
-
-
-def _error(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
 
 
 def _report(config: dict[str, Any], result, out_dir: Path, multirun: bool) -> dict[str, float]:
@@ -121,15 +119,13 @@ def _report(config: dict[str, Any], result, out_dir: Path, multirun: bool) -> di
             f"(noise {result.noise_name}, {config['metric_convention']} convention)"
         )
         console.print(results_table(records, title))
-    console.print(f"results: {out_dir / 'results.csv'}", highlight=False, soft_wrap=True)
+    print_message(f"results: {out_dir / RESULTS_FILE}")
     if not multirun:
         cached = sum(u["status"] == "cached" for u in _units(out_dir))
         if cached:
-            console.print(
+            print_message(
                 f"{cached} of {len(result.splits)} splits reused from the result store "
-                f"(recompute=true runs them again)",
-                highlight=False,
-                soft_wrap=True,
+                f"(recompute=true runs them again)"
             )
     return records.groupby("metric")["value"].mean().to_dict()
 

@@ -12,6 +12,7 @@ import argparse
 
 from rich.console import Console
 
+from pmlbench.core.console import print_message, print_warning
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import ReportOptions, build_report, print_report, write_report
 from pmlbench.report.build import POSTHOCS
@@ -107,14 +108,13 @@ def main(argv: list[str]) -> int:
     )
     report = build_report(args.dirs, options)
     console = Console()
-    err = Console(stderr=True)
     if not args.quiet:
         print_report(report, console)
     for line in report.warnings:
-        err.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
+        print_warning(line)
     try:
         written = write_report(report, args.out)
     except OSError as exc:
         raise PmlbenchError(f"cannot write the report into {args.out}: {exc}") from None
-    console.print(f"wrote {len(written)} files into {args.out}", highlight=False)
+    print_message(f"wrote {len(written)} files into {args.out}")
     return 0

@@ -1,0 +1,1 @@
+"""pmlbench's Hydra plugins (discovered by Hydra in the ``hydra_plugins`` namespace package)."""

@@ -1,0 +1,96 @@
+"""Checks of command-line overrides before Hydra composes a config.
+
+Hydra reports an unknown group option or key with a long message about its search path;
+these checks give one line naming the plugin kind and the fix. The command line
+(pmlbench.cli.main) and the Python API (pmlbench.api) both call :func:`check_overrides`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from pmlbench.errors import PmlbenchError
+from pmlbench.hydra_app.config_tree import config_dir
+from pmlbench.plugins import registry
+
+# config group -> plugin kind
+GROUP_KINDS = {"dataset": "dataset", "noise": "noise", "method": "method"}
+
+
+def yaml_presets() -> dict[str, set[str]]:
+    """YAML presets by group: pmlbench's own (conf/<group>/) and those plugins ship."""
+    from pmlbench.plugins.presets import plugin_presets
+
+    root = config_dir()
+    shipped = plugin_presets(list(GROUP_KINDS))
+    return {
+        group: {p.stem for p in (root / group).glob("*.yaml")} | shipped[group]
+        for group in GROUP_KINDS
+    }
+
+
+def default_choices() -> dict[str, str]:
+    """The group options conf/config.yaml selects when the command line does not."""
+    from omegaconf import OmegaConf
+
+    config = cast(
+        dict[str, Any], OmegaConf.to_container(OmegaConf.load(config_dir() / "config.yaml"))
+    )
+    defaults = config["defaults"]
+    return {
+        k: v
+        for item in defaults
+        if isinstance(item, dict)
+        for k, v in item.items()
+        if k in GROUP_KINDS
+    }
+
+
+def check_group_choices(overrides: list[str], presets: dict[str, set[str]]) -> None:
+    """Fail in one line on ``method=<unknown>`` (and dataset/noise) before Hydra composes."""
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        key = key.lstrip("+~")
+        if not sep or key not in GROUP_KINDS:
+            continue
+        for choice in value.split(","):
+            choice = choice.strip()
+            if choice and choice not in presets.get(key, set()):
+                registry.get(GROUP_KINDS[key], choice)
+
+
+def check_parameter_keys(overrides: list[str], presets: dict[str, set[str]]) -> None:
+    """Fail in one line on ``method.<key>=`` when no selected method has that parameter."""
+    from pmlbench.plugins.parameters import plugin_parameters
+
+    if any(o.lstrip("+~").startswith("experiment=") for o in overrides):
+        return  # a named experiment selects the plugins itself
+    chosen = {group: [choice] for group, choice in default_choices().items()}
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        if sep and key in GROUP_KINDS:
+            chosen[key] = [c.strip() for c in value.split(",") if c.strip()]
+    for override in overrides:
+        key, sep, _ = override.partition("=")
+        group, dot, param = key.partition(".")
+        if not sep or not dot or group not in GROUP_KINDS or "." in param or param == "name":
+            continue
+        names = chosen.get(group, [])
+        if not names or any(name in presets.get(group, set()) for name in names):
+            continue  # a YAML preset may add keys of its own
+        for name in names:
+            kind = GROUP_KINDS[group]
+            known = plugin_parameters(kind, registry.load(kind, name))
+            if param not in known:
+                raise PmlbenchError(
+                    f"{group} {name!r} has no parameter {param!r}; its parameters: "
+                    f"{', '.join(known) or '(none)'} (pmlbench list {kind})"
+                )
+
+
+def check_overrides(overrides: list[str]) -> None:
+    """Every check above on a list of overrides (options such as ``-m`` are skipped)."""
+    overrides = [o for o in overrides if not o.startswith("-")]
+    presets = yaml_presets()
+    check_group_choices(overrides, presets)
+    check_parameter_keys(overrides, presets)
