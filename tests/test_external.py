@@ -13,7 +13,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from pmlbench.errors import PluginError, PmlbenchError
-from pmlbench.methods.external import ExternalCommand, read_arrays, render_command
+from pmlbench.methods.external import ExternalCommand, ExternalSpec, read_arrays, render_command
 
 # A stand-in "external program": a nearest-centroid scorer. It reads the files the adapter
 # wrote, checks what it was given, and writes what MODE asks for.
@@ -169,9 +169,9 @@ def test_command_problems_are_reported_before_any_work(data):
         ExternalCommand("???").fit(X, Y)
     with pytest.raises(PmlbenchError, match=r"unknown placeholder \{tset\}"):
         ExternalCommand("prog {train} {tset} {out}").fit(X, Y)
-    with pytest.raises(PmlbenchError, match="reserved names"):
+    with pytest.raises(PmlbenchError, match=r"^method\.params must be .*reserved names"):
         ExternalCommand("prog {train}", params={"out": 1}).fit(X, Y)
-    with pytest.raises(PmlbenchError, match="file_format"):
+    with pytest.raises(PmlbenchError, match=r"^method\.file_format must be one of 'npz', 'mat'"):
         ExternalCommand("prog {train}", file_format="csv").fit(X, Y)
     with pytest.raises(PluginError, match="'no-such-program-xyz' not found"):
         ExternalCommand("no-such-program-xyz {train} {test} {out}").fit(X, Y).decision_function(X)
@@ -212,3 +212,19 @@ def test_an_octave_program_joins_through_mat_files(data, tmp_path):
     model = ExternalCommand(command, file_format="mat").fit(X, Y)
     np.testing.assert_allclose(model.decision_function(Xt), _centroid_scores(X, Y, Xt), rtol=1e-10)
     assert scipy.io  # the .mat exchange needs nothing beyond scipy
+
+
+def test_a_subclass_spec_is_checked_like_the_parameters(data):
+    X, Y, _, _ = data
+
+    class Wrapper(ExternalCommand):
+        def __init__(self, timeout: float = 5.0):
+            self.timeout = timeout
+
+        def external_spec(self) -> ExternalSpec:
+            return ExternalSpec("prog {train} {test} {out}", file_format="csv", timeout=5.0)
+
+    with pytest.raises(PmlbenchError, match=r"^method\.timeout must be a number in \(0, inf\)"):
+        Wrapper(timeout=0).fit(X, Y)
+    with pytest.raises(PmlbenchError, match=r"^method\.file_format must be one of"):
+        Wrapper().fit(X, Y)

@@ -107,11 +107,14 @@ def test_seeded_parallel_sparse_and_dense_agree(rng):
     assert not np.allclose(other_seed, dense)
 
 
-@pytest.mark.parametrize("params", [{"ratio": 0}, {"ratio": 1.5}, {"C": -1}])
+@pytest.mark.parametrize(
+    "params", [{"ratio": 0}, {"ratio": 1.5}, {"C": -1}, {"n_jobs": 0}, {"random_state": 0.5}]
+)
 def test_bad_parameters_are_reported(rng, params):
     X, Y = blobs(rng, n=20)
-    with pytest.raises(PmlbenchError):
-        LIFT(n_jobs=1, **params).fit(X, Y)
+    (name,) = params
+    with pytest.raises(PmlbenchError, match=rf"^method\.{name} must be "):
+        LIFT(**{"n_jobs": 1, **params}).fit(X, Y)
 
 
 def test_wrong_feature_count_at_test_time(rng):

@@ -222,9 +222,10 @@ def test_plugins_and_bad_options(rng):
     assert ParticleVLS.default_bipartition == {"rule": "method"}
     X, S, _, _ = synthetic(rng, n=30)
     for bad in ({"votes": "weighted"}, {"loss": "log"}, {"credible": "oof"}, {"alpha": 1.0}):
-        with pytest.raises(PmlbenchError):
+        (name,) = bad
+        with pytest.raises(PmlbenchError, match=rf"^method\.{name} must be "):
             ParticleVLS(**bad).fit(X, S)
-    with pytest.raises(PmlbenchError):
+    with pytest.raises(PmlbenchError, match=r"method\.k = 40 neighbours .* method\.k <= 29"):
         ParticleMAP(k=40).fit(X, S)
 
 

@@ -224,11 +224,12 @@ def test_edge_cases_zero_rows_duplicates_single_labels(n, d):
 def test_bad_parameters_are_one_line_errors():
     X, _, Y = synthetic()
     for params, message in [
-        ({"lambda2": 0}, "lambda2"),
-        ({"alpha": 1.0}, "alpha"),
-        ({"init": "random"}, "init"),
-        ({"w_solver": "qr"}, "w_solver"),
-        ({"k": 500}, "k = 500"),
+        ({"lambda2": 0}, r"method\.lambda2 must be a number in \(0, inf\), got 0"),
+        ({"alpha": 1.0}, r"method\.alpha must be a number in \[0, 1\), got 1\.0"),
+        ({"init": "random"}, "method.init must be one of 'candidates', 'enrichment'"),
+        ({"w_solver": "qr"}, "method.w_solver must be one of 'cholesky', 'eigh'"),
+        ({"k": 10.0}, r"method\.k must be an integer in \[1, inf\), got 10\.0"),
+        ({"k": 500}, "method.k = 500 neighbours"),
     ]:
         with pytest.raises(PmlbenchError, match=message):
             PML3ER(**params).fit(X, Y)

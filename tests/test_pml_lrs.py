@@ -104,10 +104,13 @@ def test_estimator_dense_and_sparse_agree():
     )
 
 
-@pytest.mark.parametrize("params", [{"lambda_w": -1}, {"lambda_e": float("inf")}, {"max_iter": 0}])
+@pytest.mark.parametrize(
+    "params", [{"lambda_w": -1}, {"lambda_e": float("inf")}, {"max_iter": 0}, {"max_iter": 2.5}]
+)
 def test_bad_parameters_are_reported(params):
     X, _, S, _ = low_rank_problem(n=20)
-    with pytest.raises(PmlbenchError):
+    (name,) = params
+    with pytest.raises(PmlbenchError, match=rf"^method\.{name} must be "):
         PMLLRS(**params).fit(X, S.astype(np.uint8))
 
 

@@ -138,10 +138,13 @@ def test_defaults_follow_the_demo():
     )
 
 
-@pytest.mark.parametrize("params", [{"lam": -1}, {"beta": float("nan")}, {"max_iter": 0}])
+@pytest.mark.parametrize(
+    "params", [{"lam": -1}, {"beta": float("nan")}, {"max_iter": 0}, {"max_iter": 500.0}]
+)
 def test_bad_parameters_are_reported(params):
     X, S, _ = planted_noise_problem()
-    with pytest.raises(PmlbenchError):
+    (name,) = params
+    with pytest.raises(PmlbenchError, match=rf"^method\.{name} must be "):
         PMLNI(**params).fit(X, S)
 
 

@@ -57,21 +57,13 @@ def check_label_matrix(Y, *, what: str = "labels", n_rows: int | None = None) ->
     return Y.astype(np.uint8, copy=False)
 
 
-def check_hyperparameters(estimator, *, non_negative=(), positive_int=()) -> None:
-    """Refuse hyper-parameters out of range, naming the config key (``method.<name>``)."""
-    for name in non_negative:
-        value = getattr(estimator, name)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not np.isfinite(value)
-            or value < 0
-        ):
-            raise PmlbenchError(f"method.{name} must be a non-negative number, got {value!r}")
-    for name in positive_int:
-        value = getattr(estimator, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise PmlbenchError(f"method.{name} must be a positive integer, got {value!r}")
+def check_feature_count(X, n_fitted: int, *, method: str) -> None:
+    """Refuse test features whose column count differs from the training features'."""
+    if X.shape[1] != n_fitted:
+        raise PmlbenchError(
+            f"{method} was fitted on {n_fitted} features, got {X.shape[1]}; "
+            "use the same feature columns for test data"
+        )
 
 
 def as_dense(values, dtype=None) -> np.ndarray:

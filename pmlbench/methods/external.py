@@ -21,7 +21,7 @@ its training time is therefore part of the predict time and is also recorded as
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import shlex
 import subprocess
 import sys
@@ -38,7 +38,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from pmlbench.core.checks import check_features, check_label_matrix
+from pmlbench.core.digest import content_digest
+from pmlbench.core.parameters import Dict, Options, Type, ValidatedParameters, validate_parameters
 from pmlbench.errors import PluginError, PmlbenchError
+from pmlbench.methods._constraints import POSITIVE, REAL, SEED
 
 FORMATS = ("npz", "mat")
 RESERVED = ("train", "test", "out", "workdir", "python")
@@ -130,7 +133,7 @@ def _stderr_tail(stderr: str) -> str:
     return tail[-1500:] if tail else "(no stderr output)"
 
 
-class ExternalCommand(BaseEstimator):
+class ExternalCommand(ValidatedParameters, BaseEstimator):
     """Run an external program (MATLAB/Octave, R, a binary) that trains and tests via files.
 
     Args:
@@ -138,15 +141,29 @@ class ExternalCommand(BaseEstimator):
             {workdir}, {python} (this interpreter) and any key of ``params``, e.g.
             ``"octave-cli --no-gui my_method.m {train} {test} {out}"``.
         file_format: ``npz`` or ``mat``.
-        timeout: seconds before the program is stopped and the run fails.
+        timeout: seconds (> 0) before the program is stopped and the run fails.
         threshold: predicted labels are ``scores >= threshold`` when the program writes none.
         params: hyper-parameters handed to the program (``param_<name>`` in the train file and
-            ``{name}`` in the command).
+            ``{name}`` in the command); the placeholder names above are reserved.
         workdir: keep the exchange files in this directory (default: a temporary one).
-        random_state: the split's seed, written to the train file as ``seed``.
+        random_state: the split's seed, an integer in [0, 2**32), written to the train file
+            as ``seed`` (-1 when None).
+
+    A subclass that wraps one program overrides :meth:`external_spec`; ``fit`` checks its
+    constructor parameters against ``parameter_constraints`` (inherited unless it declares
+    its own) and the spec it builds against the constraints below.
     """
 
     default_bipartition = {"rule": "method"}
+    parameter_constraints = {
+        "command": [Type(str)],
+        "file_format": [Options(FORMATS)],
+        "timeout": POSITIVE,
+        "threshold": REAL,
+        "params": [None, Dict(RESERVED)],
+        "workdir": [None, Type(str)],
+        "random_state": SEED,
+    }
 
     def __init__(
         self,
@@ -179,14 +196,10 @@ class ExternalCommand(BaseEstimator):
 
     def fit(self, X, Y) -> ExternalCommand:
         """Keep the training data; the program itself runs once test features are known."""
+        self._validate_params()
         spec = self.external_spec()
-        if spec.file_format not in FORMATS:
-            raise PmlbenchError(
-                f"method.file_format must be one of {list(FORMATS)}, got {spec.file_format!r}"
-            )
-        clash = set(spec.params) & set(RESERVED)
-        if clash:
-            raise PmlbenchError(f"method.params may not use the reserved names {sorted(clash)}")
+        # a subclass builds the spec from parameters of its own: check what the program gets
+        validate_parameters(dataclasses.asdict(spec), ExternalCommand.parameter_constraints)
         render_command(spec.command, self._values(spec, Path(".")))  # fail before any split work
         self.X_train_ = check_features(X)
         self.Y_train_ = check_label_matrix(
@@ -210,7 +223,7 @@ class ExternalCommand(BaseEstimator):
     def _run(self, X) -> tuple[np.ndarray, np.ndarray]:
         spec = self.external_spec()
         X = check_features(X)
-        key = _fingerprint(X)
+        key = content_digest(X)
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1], self._cache[2]
         with tempfile.TemporaryDirectory(prefix="pmlbench-external-") as tmp:
@@ -276,14 +289,6 @@ class ExternalCommand(BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Labels the program wrote for ``X``, else ``scores >= threshold``."""
         return self._run(X)[1]
-
-
-def _fingerprint(X) -> str:
-    digest = hashlib.sha1(str(X.shape).encode())
-    parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (np.ascontiguousarray(X),)
-    for part in parts:
-        digest.update(np.ascontiguousarray(part).tobytes())
-    return digest.hexdigest()
 
 
 def _execute(argv: list[str], folder: Path, timeout: float) -> float:

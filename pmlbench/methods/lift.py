@@ -31,9 +31,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import SVC
 
-from pmlbench.core.checks import check_features, check_label_matrix
+from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parallel import worker_budget
+from pmlbench.core.parameters import Interval, ValidatedParameters
 from pmlbench.errors import PmlbenchError
+from pmlbench.methods._constraints import N_JOBS, POSITIVE, SEED
 
 # LIFT.m clusters all training data into this many centres for a label with an empty side.
 FALLBACK_CLUSTERS = 50
@@ -98,18 +100,26 @@ def positive_probability(svm: SVC, features: np.ndarray) -> np.ndarray:
         return svm.predict_proba(features)[:, list(svm.classes_).index(1)]
 
 
-class LIFT(BaseEstimator):
+class LIFT(ValidatedParameters, BaseEstimator):
     """LIFT with a linear SVM per label (Zhang & Wu 2015), trained on candidate labels.
 
     Args:
-        ratio: the clustering ratio r (authors' default 0.1).
-        C: the SVM's cost (libsvm default 1, as ``LIFT.m`` uses).
+        ratio: the clustering ratio r, in (0, 1] (authors' default 0.1); r > 1 would ask
+            for more clusters than the smaller side of a label has instances.
+        C: the SVM's cost, > 0 (libsvm default 1, as ``LIFT.m`` uses).
         n_jobs: processes training labels in parallel (joblib; -1 = all cores; None = the
             job's thread budget, which parallel sweeps lower). Results do not depend on it.
-        random_state: seeds k-means and Platt scaling; each label gets its own derived seeds.
+        random_state: seeds k-means and Platt scaling, an integer in [0, 2**32) or None;
+            each label gets its own derived seeds.
     """
 
     default_bipartition = {"rule": "method"}
+    parameter_constraints = {
+        "ratio": [Interval(float, 0, 1, closed="right")],
+        "C": POSITIVE,
+        "n_jobs": N_JOBS,
+        "random_state": SEED,
+    }
 
     def __init__(
         self,
@@ -123,21 +133,15 @@ class LIFT(BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        if not (isinstance(self.ratio, (int, float)) and 0 < self.ratio <= 1):
-            raise PmlbenchError(f"method.ratio must be in (0, 1], got {self.ratio!r}")
-        if not (isinstance(self.C, (int, float)) and self.C > 0):
-            raise PmlbenchError(f"method.C must be a positive number, got {self.C!r}")
-
     def fit(self, X, Y) -> LIFT:
         """Train one clustering + SVM per label on the candidate labels ``Y``."""
-        self._check_params()
+        self._validate_params()
         start = time.perf_counter()
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
         n, q = Y.shape
         if n < 2:
-            raise PmlbenchError("LIFT needs at least 2 training instances")
+            raise PmlbenchError(f"LIFT needs at least 2 training instances, got {n}")
         # per label: seeds for positive k-means, negative k-means and Platt scaling
         seeds = np.random.SeedSequence(self.random_state).generate_state(3 * q + 1).reshape(-1)
         label_seeds = seeds[: 3 * q].reshape(q, 3)
@@ -166,11 +170,7 @@ class LIFT(BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """Platt probability of the positive class for every label (n x q)."""
         X = check_features(X)
-        if X.shape[1] != getattr(self, "n_features_in_", X.shape[1]):
-            raise PmlbenchError(
-                f"LIFT was fitted on {self.n_features_in_} features, got "
-                f"{X.shape[1]}; use the same feature space for test data"
-            )
+        check_feature_count(X, self.n_features_in_, method="LIFT")
         trained = [mdl for mdl in self.models_ if mdl.constant is None]
         # one distance computation against the centres of all labels at once
         distances = (

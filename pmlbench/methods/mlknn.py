@@ -12,19 +12,24 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from pmlbench.core.checks import check_features, check_label_matrix
+from pmlbench.core.parameters import ValidatedParameters
 from pmlbench.core.workcache import cached_array
+from pmlbench.methods._constraints import NON_NEGATIVE, POSITIVE_INT, check_neighbours
 from pmlbench.numerics.neighbors import kneighbors, neighbor_counts
 
 
-class MLkNN(BaseEstimator):
+class MLkNN(ValidatedParameters, BaseEstimator):
     """ML-kNN: k-nearest-neighbour MAP estimation per label (Zhang & Zhou 2007).
 
     Args:
-        k: number of neighbours (paper: 10).
-        s: Laplace smoothing (paper: 1).
+        k: number of neighbours, an integer >= 1 (paper: 10); at most the training
+            instances minus one.
+        s: smoothing of the priors and likelihoods (Eqs. 1-2), a number >= 0 (paper: 1,
+            Laplace smoothing; 0 gives the unsmoothed frequencies).
     """
 
     default_bipartition = {"rule": "method"}
+    parameter_constraints = {"k": POSITIVE_INT, "s": NON_NEGATIVE}
 
     def __init__(self, k: int = 10, s: float = 1.0):
         self.k = k
@@ -32,10 +37,12 @@ class MLkNN(BaseEstimator):
 
     def fit(self, X, Y) -> MLkNN:
         """Estimate priors and likelihoods from the training set (Eqs. 1-2 of the paper)."""
+        self._validate_params()
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
         n, q = Y.shape
-        k, s = int(self.k), float(self.s)
+        check_neighbours(self.k, n)
+        k, s = int(self.k), float(self.s)  # plain Python numbers for the cache key
         self.prior1_ = (s + Y.sum(axis=0)) / (2 * s + n)
         # the training kNN graph is the one PML3ER and PARTICLE use: shared through the cache
         neighbors = cached_array(

@@ -22,11 +22,23 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.checks import check_features, check_label_matrix
-from pmlbench.errors import PmlbenchError
-from pmlbench.methods.ridge import LinearScores, RidgeSystem
+from pmlbench.core.checks import as_dense, check_features, check_label_matrix
+from pmlbench.core.digest import content_digest
+from pmlbench.core.parameters import Options, ValidatedParameters
+from pmlbench.methods._constraints import (
+    BLAS_THREADS,
+    FLAG,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    RATE,
+    REAL,
+    check_neighbours,
+)
+from pmlbench.methods.ridge import SOLVERS, LinearScores, RidgeSystem
 from pmlbench.numerics.enrichment import label_enrichment
-from pmlbench.numerics.fitcache import LRUCache, fingerprint
+from pmlbench.numerics.fitcache import LRUCache
+from pmlbench.numerics.linalg import gram
 
 INITS = ("candidates", "enrichment")
 _STAGE1 = LRUCache(4)
@@ -50,10 +62,6 @@ _SPARSE_C_DENSITY = 0.25  # below this fraction of non-zeros, products with C go
 def _compact(C: np.ndarray):
     """C as CSR when it is sparse enough (C is zero off the candidates) for cheaper products."""
     return sp.csr_matrix(C) if np.count_nonzero(C) < _SPARSE_C_DENSITY * C.size else C
-
-
-def _dense(A) -> np.ndarray:
-    return A.toarray() if sp.issparse(A) else np.asarray(A)
 
 
 def c_step(Yhat: np.ndarray, B: np.ndarray, XW: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -97,9 +105,9 @@ def b_step(
     """
     Cc = _compact(C)
     factor = scipy.linalg.cho_factor(
-        2.0 * _dense(Cc.T @ Cc) + tau * np.eye(C.shape[1]), lower=True, check_finite=False
+        2.0 * gram(Cc) + tau * np.eye(C.shape[1]), lower=True, check_finite=False
     )
-    CtY2 = 2.0 * _dense(Cc.T @ Yhat)
+    CtY2 = 2.0 * as_dense(Cc.T @ Yhat)
     nuclear = None
     for _ in range(n_iter):
         Bhat = scipy.linalg.cho_solve(factor, CtY2 + tau * B + Theta, check_finite=False)
@@ -117,28 +125,29 @@ def objective(
     if nuclear is None:
         nuclear = scipy.linalg.svdvals(B, check_finite=False).sum()
     return float(
-        np.sum((Yhat - _dense(_compact(C) @ B)) ** 2)
+        np.sum((Yhat - as_dense(_compact(C) @ B)) ** 2)
         + np.sum((C - XW) ** 2)
         + lambda1 * nuclear
         + lambda2 * np.sum(W**2)
     )
 
 
-class PML3ER(LinearScores, BaseEstimator):
+class PML3ER(LinearScores, ValidatedParameters, BaseEstimator):
     """PML3ER: label enrichment (Stage 1) and joint confidence/predictor learning (Stage 2).
 
     Args:
-        k: neighbours of the kNN graph (paper: 10).
-        alpha: propagation rate of Eq. 4 (paper: 0.05 in the text, 0.5 in Algorithm 3; the
-            default follows the experiment in docs/methods/pml3er.md).
-        lambda1: nuclear-norm weight on B (paper: 1).
-        lambda2: ridge weight on W (paper: tuned over {10, 100}).
-        tau: ADMM penalty (paper: 1).
-        max_iter: outer alternations (paper: 5).
-        admm_iter: ADMM iterations per B-step (paper: 5).
+        k: neighbours of the kNN graph, an integer >= 1 (paper: 10).
+        alpha: propagation rate of Eq. 4, in [0, 1) (paper: 0.05 in the text, 0.5 in
+            Algorithm 3; the default follows the experiment in docs/methods/pml3er.md).
+        lambda1: nuclear-norm weight on B in Eq. 9, >= 0 (paper: 1).
+        lambda2: ridge weight on W in Eq. 9, > 0 (paper: tuned over {10, 100}).
+        tau: ADMM penalty of Eqs. 13-15, > 0 (paper: 1).
+        max_iter: outer alternations, an integer >= 1 (paper: 5).
+        admm_iter: ADMM iterations per B-step, an integer >= 1 (paper: 5).
         tol: stop the outer loop early when the Eq. 9 objective changes by less than
-            ``tol`` relative to its previous value.
-        propagation_max_iter, propagation_tol: stopping rule of Stage 1 (max-abs change).
+            ``tol`` (>= 0) relative to its previous value.
+        propagation_max_iter, propagation_tol: stopping rule of Stage 1 (max-abs change;
+            an integer >= 1 and a number >= 0).
         propagate_transpose: propagate with Vᵀ as Eq. 4 is written (True) or with V.
         init: initial C, "candidates" (C = Y) or "enrichment" (C = the Stage 1 confidences on
             the candidates); B = Bhat = I and Theta = 0 in both; W from the W-step on C.
@@ -153,6 +162,24 @@ class PML3ER(LinearScores, BaseEstimator):
 
     default_tuning_grid = {"lambda2": [10, 100]}
     default_bipartition = {"rule": "threshold", "threshold": 0.5, "allow_empty": False}
+    parameter_constraints = {
+        "k": POSITIVE_INT,
+        "alpha": RATE,
+        "lambda1": NON_NEGATIVE,
+        "lambda2": POSITIVE,
+        "tau": POSITIVE,
+        "max_iter": POSITIVE_INT,
+        "admm_iter": POSITIVE_INT,
+        "tol": NON_NEGATIVE,
+        "propagation_max_iter": POSITIVE_INT,
+        "propagation_tol": NON_NEGATIVE,
+        "propagate_transpose": FLAG,
+        "init": [Options(INITS)],
+        "w_solver": [Options(SOLVERS)],
+        "threshold": REAL,
+        "allow_empty": FLAG,
+        "blas_threads": BLAS_THREADS,
+    }
 
     def __init__(
         self,
@@ -190,34 +217,21 @@ class PML3ER(LinearScores, BaseEstimator):
         self.allow_empty = allow_empty
         self.blas_threads = blas_threads
 
-    def _check_params(self) -> None:
-        checks = [
-            (self.lambda1 >= 0, "lambda1 must be >= 0, e.g. lambda1=1"),
-            (self.tau > 0, "tau must be > 0, e.g. tau=1"),
-            (int(self.max_iter) >= 1, "max_iter must be >= 1, e.g. max_iter=5"),
-            (int(self.admm_iter) >= 1, "admm_iter must be >= 1, e.g. admm_iter=5"),
-            (int(self.k) >= 1, "k must be >= 1, e.g. k=10"),
-            (int(self.propagation_max_iter) >= 1, "propagation_max_iter must be >= 1"),
-            (self.init in INITS, f"init must be one of {list(INITS)}"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise PmlbenchError(f"PML3ER: {message}")
-
     def fit(self, X, Y) -> PML3ER:
         """Run Stage 1 and Stage 2 on training features X and candidate labels Y."""
-        self._check_params()
+        self._validate_params()
         with threadpool_limits(self.blas_threads, user_api="blas"):
             return self._fit(X, Y)
 
     def _fit(self, X, Y) -> PML3ER:
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
+        check_neighbours(self.k, X.shape[0])
         start = time.perf_counter()
-        x_key = fingerprint(X)
+        x_key = content_digest(X)
         stage1_key = (
             x_key,
-            fingerprint(Y),
+            content_digest(Y),
             int(self.k),
             float(self.alpha),
             int(self.propagation_max_iter),

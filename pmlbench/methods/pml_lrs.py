@@ -23,8 +23,9 @@ import scipy.linalg
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.checks import check_features, check_hyperparameters, check_label_matrix
-from pmlbench.errors import PmlbenchError
+from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
+from pmlbench.core.parameters import ValidatedParameters
+from pmlbench.methods._constraints import BLAS_THREADS, NON_NEGATIVE, POSITIVE_INT, REAL
 from pmlbench.methods.pml3er import svt
 from pmlbench.numerics.linalg import SymmetricSolver, gram, soft_threshold, with_bias
 
@@ -126,20 +127,30 @@ def pml_lrs_alm(
     )
 
 
-class PMLLRS(BaseEstimator):
+class PMLLRS(ValidatedParameters, BaseEstimator):
     """PML-LRS (approximate re-implementation of Sun et al., AAAI 2019).
 
     Args:
-        lambda_w: λ_W, trace-norm weight on the linear map W (features to labels).
-        lambda_y: λ_Y, trace-norm weight on the recovered ground-truth label matrix Y.
-        lambda_e: λ_E, ℓ1 weight on E, the irrelevant labels removed from the candidates.
-            Below about 1 it lets a candidate label the model cannot fit move into E.
-        max_iter: ALM iterations at most.
-        threshold: a label is predicted when its score ``XW`` is at least this.
-        blas_threads: BLAS threads during fit and predict (None: no limit).
+        lambda_w: λ_W >= 0, trace-norm weight on the linear map W (features to labels).
+        lambda_y: λ_Y >= 0, trace-norm weight on the recovered ground-truth label matrix Y.
+        lambda_e: λ_E >= 0, ℓ1 weight on E, the irrelevant labels removed from the
+            candidates. Below about 1 it lets a candidate label the model cannot fit move
+            into E.
+        max_iter: ALM iterations at most, an integer >= 1.
+        threshold: a label is predicted when its score ``XW`` is at least this (any finite
+            number).
+        blas_threads: BLAS threads during fit and predict, an integer >= 1 (None: no limit).
     """
 
     default_bipartition = {"rule": "threshold", "threshold": 0.5}
+    parameter_constraints = {
+        "lambda_w": NON_NEGATIVE,
+        "lambda_y": NON_NEGATIVE,
+        "lambda_e": NON_NEGATIVE,
+        "max_iter": POSITIVE_INT,
+        "threshold": REAL,
+        "blas_threads": BLAS_THREADS,
+    }
 
     def __init__(
         self,
@@ -157,14 +168,9 @@ class PMLLRS(BaseEstimator):
         self.threshold = threshold
         self.blas_threads = blas_threads
 
-    def _check_params(self) -> None:
-        check_hyperparameters(
-            self, non_negative=("lambda_w", "lambda_y", "lambda_e"), positive_int=("max_iter",)
-        )
-
     def fit(self, X, Y) -> PMLLRS:
         """Solve the reconstructed objective on the candidate labels ``Y``."""
-        self._check_params()
+        self._validate_params()
         start = time.perf_counter()
         X = check_features(X)
         S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0]).astype(np.float64)
@@ -191,11 +197,7 @@ class PMLLRS(BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """Scores ``[X, 1] W`` (n x q)."""
         X = check_features(X)
-        if X.shape[1] != self.n_features_in_:
-            raise PmlbenchError(
-                f"PML-LRS was fitted on {self.n_features_in_} features, got "
-                f"{X.shape[1]}; use the same feature space for test data"
-            )
+        check_feature_count(X, self.n_features_in_, method="PML-LRS")
         with threadpool_limits(self.blas_threads, user_api="blas"):
             return np.asarray(with_bias(X) @ self.coef_)
 

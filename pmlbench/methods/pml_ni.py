@@ -28,8 +28,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.checks import check_features, check_hyperparameters, check_label_matrix
-from pmlbench.errors import PmlbenchError
+from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
+from pmlbench.core.parameters import ValidatedParameters
+from pmlbench.methods._constraints import BLAS_THREADS, NON_NEGATIVE, POSITIVE_INT
 from pmlbench.methods.pml3er import svt
 from pmlbench.numerics.linalg import SymmetricSolver, gram, soft_threshold
 
@@ -171,19 +172,27 @@ def minmax_apply(X, low: np.ndarray, span: np.ndarray) -> np.ndarray:
     return scaled
 
 
-class PMLNI(BaseEstimator):
+class PMLNI(ValidatedParameters, BaseEstimator):
     """PML-NI (Xie & Huang, AAAI 2020): low-rank classifier U plus sparse noise term V.
 
     Args:
-        lam: λ, ridge weight on W = U + V (demo: 10).
-        beta: β, trace-norm weight on U, the clean classifier (demo: 0.5).
-        gamma: γ, ℓ1 weight on V, the feature-induced noise (demo: 0.5).
-        max_iter: ALM iterations at most (demo: 500).
-        blas_threads: BLAS threads during fit and predict (None: no limit). The solver's
-            matrices are small, where multi-threaded BLAS on a busy machine is many times slower.
+        lam: λ >= 0, ridge weight on W = U + V (demo: 10).
+        beta: β >= 0, trace-norm weight on U, the clean classifier (demo: 0.5).
+        gamma: γ >= 0, ℓ1 weight on V, the feature-induced noise (demo: 0.5).
+        max_iter: ALM iterations at most, an integer >= 1 (demo: 500).
+        blas_threads: BLAS threads during fit and predict, an integer >= 1 (None: no limit).
+            The solver's matrices are small, where multi-threaded BLAS on a busy machine is
+            many times slower.
     """
 
     default_bipartition = {"rule": "method"}
+    parameter_constraints = {
+        "lam": NON_NEGATIVE,
+        "beta": NON_NEGATIVE,
+        "gamma": NON_NEGATIVE,
+        "max_iter": POSITIVE_INT,
+        "blas_threads": BLAS_THREADS,
+    }
 
     def __init__(
         self,
@@ -199,25 +208,16 @@ class PMLNI(BaseEstimator):
         self.max_iter = max_iter
         self.blas_threads = blas_threads
 
-    def _check_params(self) -> None:
-        check_hyperparameters(
-            self, non_negative=("lam", "beta", "gamma"), positive_int=("max_iter",)
-        )
-
     def _design(self, X) -> np.ndarray:
         X = check_features(X)
-        if X.shape[1] != self.scale_low_.shape[0]:
-            raise PmlbenchError(
-                f"PML-NI was fitted on {self.scale_low_.shape[0]} features, got "
-                f"{X.shape[1]}; use the same feature space for test data"
-            )
+        check_feature_count(X, self.scale_low_.shape[0], method="PML-NI")
         return np.hstack(
             [minmax_apply(X, self.scale_low_, self.scale_span_), np.ones((X.shape[0], 1))]
         )
 
     def fit(self, X, Y) -> PMLNI:
         """Solve the objective on the candidate labels, then fit the size predictor on them."""
-        self._check_params()
+        self._validate_params()
         with threadpool_limits(self.blas_threads, user_api="blas"):
             return self._fit(X, Y)
 

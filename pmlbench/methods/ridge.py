@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.checks import check_features, check_label_matrix
-from pmlbench.errors import PmlbenchError
-from pmlbench.numerics.fitcache import LRUCache, fingerprint
-from pmlbench.protocol.bipartition import ensure_nonempty
+from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
+from pmlbench.core.digest import content_digest
+from pmlbench.core.parameters import Options, ValidatedParameters
+from pmlbench.methods._constraints import BLAS_THREADS, FLAG, POSITIVE, REAL
+from pmlbench.numerics.fitcache import LRUCache
+from pmlbench.numerics.linalg import gram
+from pmlbench.numerics.scores import threshold_labels
 
 SOLVERS = ("cholesky", "eigh")
 FORMS = ("auto", "primal", "dual")
@@ -28,11 +30,6 @@ _GRAMS = LRUCache(2)
 _FACTORS = LRUCache(2)
 
 
-def _gram(X, dual: bool) -> np.ndarray:
-    G = X @ X.T if dual else X.T @ X
-    return np.asarray(G.toarray() if sp.issparse(G) else G, dtype=np.float64)
-
-
 class RidgeSystem:
     """The W-step ``(XᵀX + lambda2 I)^{-1} Xᵀ C`` (Eq. 17), factored once for many C.
 
@@ -41,7 +38,8 @@ class RidgeSystem:
     ``Xᵀ (XXᵀ + lambda2 I)^{-1} C``, the same W. ``solver="cholesky"`` factors each lambda2
     (cheapest for one or two values); ``"eigh"`` eigendecomposes the Gram matrix once per
     training set and serves every lambda2 from it (cheaper for long grids). Sparse X stays
-    sparse: only the Gram matrix is dense.
+    sparse: only the Gram matrix is dense. The estimators validate ``lambda2`` (> 0) and
+    ``solver`` before they build one.
     """
 
     def __init__(
@@ -53,19 +51,17 @@ class RidgeSystem:
         form: str = "auto",
         key: str | None = None,
     ):
-        if not np.isfinite(lambda2) or lambda2 <= 0:
-            raise PmlbenchError(f"lambda2 = {lambda2} must be a positive number, e.g. lambda2=10")
-        if solver not in SOLVERS:
-            raise PmlbenchError(f"unknown w_solver {solver!r}; use one of {list(SOLVERS)}")
-        if form not in FORMS:
-            raise PmlbenchError(f"unknown W-step form {form!r}; use one of {list(FORMS)}")
+        if form not in FORMS:  # an internal argument, not a method parameter
+            raise ValueError(f"unknown W-step form {form!r}; use one of {list(FORMS)}")
         n, d = X.shape
         self.X = X
         self.dual = (n < d) if form == "auto" else form == "dual"
         self.lambda2 = float(lambda2)
         self.solver = solver
-        key = key or fingerprint(X)
-        G, self.gram_cached = _GRAMS.get_or_compute((key, self.dual), lambda: _gram(X, self.dual))
+        key = key or content_digest(X)
+        G, self.gram_cached = _GRAMS.get_or_compute(
+            (key, self.dual), lambda: gram(X, rows=self.dual)
+        )
         if solver == "cholesky":
 
             def factor():
@@ -98,23 +94,19 @@ class RidgeSystem:
         return self._inverse_times(np.asarray(self.X.T @ C))
 
 
-def threshold_labels(scores: np.ndarray, threshold: float, allow_empty: bool) -> np.ndarray:
-    """Labels scored at least ``threshold``; the top label when none is (unless allowed)."""
-    Y_pred = (scores >= threshold).astype(np.uint8)
-    return Y_pred if allow_empty else ensure_nonempty(Y_pred, scores)
-
-
 class LinearScores:
     """Scores ``X W_`` and a thresholded ``predict``, shared by ridge and PML3ER."""
+
+    # set by the estimators' constructors and fit
+    threshold: float
+    allow_empty: bool
+    W_: np.ndarray
+    n_features_in_: int
 
     def decision_function(self, X) -> np.ndarray:
         """Scores ``X W`` (n x l)."""
         X = check_features(X)
-        if X.shape[1] != self.n_features_in_:
-            raise PmlbenchError(
-                f"X has {X.shape[1]} features but the model was fitted on "
-                f"{self.n_features_in_}; use the same feature columns"
-            )
+        check_feature_count(X, self.n_features_in_, method=type(self).__name__)
         return np.asarray(X @ self.W_)
 
     def predict(self, X) -> np.ndarray:
@@ -122,19 +114,28 @@ class LinearScores:
         return threshold_labels(self.decision_function(X), self.threshold, self.allow_empty)
 
 
-class Ridge(LinearScores, BaseEstimator):
+class Ridge(LinearScores, ValidatedParameters, BaseEstimator):
     """Least squares on the candidate labels (PML3ER's W-step with C = Y, Eq. 17).
 
     Args:
-        lambda2: ridge penalty (tuned over {10, 100} by default, as PML3ER's).
+        lambda2: ridge penalty, a number > 0 (tuned over {10, 100} by default, as PML3ER's).
         w_solver: "cholesky" (factor per lambda2) or "eigh" (one eigendecomposition for all).
-        threshold, allow_empty: the rule of ``predict`` (score >= threshold; an instance with
-            no label above it gets its top-scored label unless allow_empty).
-        blas_threads: BLAS threads during fit (None: the library default), as PML3ER's.
+        threshold, allow_empty: the rule of ``predict`` (score >= threshold, any finite
+            number; an instance with no label above it gets its top-scored label unless
+            allow_empty).
+        blas_threads: BLAS threads during fit, an integer >= 1 (None: the library default),
+            as PML3ER's.
     """
 
     default_tuning_grid = {"lambda2": [10, 100]}
     default_bipartition = {"rule": "threshold", "threshold": 0.5, "allow_empty": False}
+    parameter_constraints = {
+        "lambda2": POSITIVE,
+        "w_solver": [Options(SOLVERS)],
+        "threshold": REAL,
+        "allow_empty": FLAG,
+        "blas_threads": BLAS_THREADS,
+    }
 
     def __init__(
         self,
@@ -152,6 +153,7 @@ class Ridge(LinearScores, BaseEstimator):
 
     def fit(self, X, Y) -> Ridge:
         """Solve Eq. 17 with C = Y."""
+        self._validate_params()
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
         with threadpool_limits(self.blas_threads, user_api="blas"):

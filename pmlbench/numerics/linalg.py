@@ -7,6 +7,8 @@
   eigendecomposition of the symmetric PSD matrix ``G``, as the ALM solvers need when the
   penalty grows.
 - :func:`with_bias`: append a column of ones, keeping sparse input sparse.
+- :func:`gram`: the Gram matrix ``AᵀA`` (or ``AAᵀ``), dense, for dense or sparse ``A``; every
+  method that needs one computes it here.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def with_bias(X) -> np.ndarray | sp.csr_matrix:
     return np.hstack([X, ones])
 
 
-def gram(A) -> np.ndarray:
-    """``AᵀA`` as a dense array, for dense or sparse ``A``."""
-    G = A.T @ A
+def gram(A, *, rows: bool = False) -> np.ndarray:
+    """``AᵀA`` (``AAᵀ`` with ``rows``) as a dense array, for dense or sparse ``A``."""
+    G = A @ A.T if rows else A.T @ A
     return G.toarray() if sp.issparse(G) else np.asarray(G)

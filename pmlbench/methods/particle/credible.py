@@ -16,20 +16,36 @@ The graph, the weights and the propagation loop are the shared components of
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.model_selection import KFold
 
+from pmlbench.core.parameters import Constraint, Interval, Options, validate_parameters
 from pmlbench.core.workcache import cached_array
-from pmlbench.errors import PmlbenchError
+from pmlbench.methods._constraints import FLAG, POSITIVE, POSITIVE_INT, RATE
 from pmlbench.numerics.enrichment import knn_graph, nnls_weights, particle_normalize, propagate
 from pmlbench.numerics.neighbors import kneighbors
 
 ZERO_WEIGHT_ROWS = ("zero", "uniform")
 CREDIBLE_MODES = ("in_sample", "out_of_fold")
 OOF_FALLBACKS = ("candidate", "authors")
+
+# What each stage-1 parameter may hold; both PARTICLE estimators declare these.
+STAGE1_CONSTRAINTS: dict[str, list[Constraint]] = {
+    "k": POSITIVE_INT,
+    "alpha": RATE,  # Eqs. 3-4: F(t) = alpha H F(t-1) + (1 - alpha) S converges for alpha < 1
+    "max_iter": POSITIVE_INT,
+    "tol": POSITIVE,
+    "threshold": [Interval(float, 0, 1)],  # rescaled confidences (Eq. 5) lie in [0, 1]
+    "include_self": FLAG,
+    "zero_weight_rows": [Options(ZERO_WEIGHT_ROWS)],
+    "credible": [Options(CREDIBLE_MODES)],
+    "n_folds": [Interval(int, 2, None)],
+    "oof_fallback": [Options(OOF_FALLBACKS)],
+}
 
 
 @dataclass(frozen=True)
@@ -48,24 +64,8 @@ class Stage1Params:
     oof_fallback: str = "candidate"
 
     def check(self) -> None:
-        """Refuse values outside their domain with a one-line message."""
-        if not 0 <= self.alpha < 1:
-            raise PmlbenchError(f"alpha must be in [0, 1), got {self.alpha}")
-        if int(self.max_iter) < 1 or not self.tol > 0:
-            raise PmlbenchError("max_iter must be >= 1 and tol > 0 (defaults: 1000 and 1e-5)")
-        if not 0 <= self.threshold <= 1:
-            raise PmlbenchError(f"threshold must be in [0, 1], got {self.threshold}")
-        for name, value, allowed in (
-            ("zero_weight_rows", self.zero_weight_rows, ZERO_WEIGHT_ROWS),
-            ("credible", self.credible, CREDIBLE_MODES),
-            ("oof_fallback", self.oof_fallback, OOF_FALLBACKS),
-        ):
-            if value not in allowed:
-                raise PmlbenchError(f"unknown {name} {value!r}; use one of {list(allowed)}")
-        if self.credible == "out_of_fold" and int(self.n_folds) < 2:
-            raise PmlbenchError(
-                f"n_folds must be >= 2 for out-of-fold credible labels, got {self.n_folds}"
-            )
+        """Refuse values outside :data:`STAGE1_CONSTRAINTS` with a one-line message."""
+        validate_parameters(dataclasses.asdict(self), STAGE1_CONSTRAINTS)
 
 
 def _rowwise_dots(X, neighbors: np.ndarray) -> np.ndarray:

@@ -13,19 +13,22 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from pmlbench.methods._constraints import NON_NEGATIVE, POSITIVE_INT, check_neighbours
 from pmlbench.methods.mlknn import MLkNN
-from pmlbench.methods.particle.base import ParticleStage1Mixin
+from pmlbench.methods.particle.base import PARTICLE_SEED, ParticleStage1Mixin
+from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS
 
 
 class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
     """PARTICLE-MAP: credible labels by propagation, then ML-kNN on them.
 
     Args:
-        k: neighbours of the propagation graph (paper: 10).
-        alpha: propagation rate (paper: 0.95).
-        max_iter, tol: propagation stops after max_iter steps or when the spectral norm of
-            the change is below tol (code: 1000, 1e-5).
-        threshold: a candidate is credible when its rescaled confidence is >= threshold (0.9).
+        k: neighbours of the propagation graph, an integer >= 1 (paper: 10).
+        alpha: propagation rate of Eqs. 3-4, in [0, 1) (paper: 0.95).
+        max_iter, tol: propagation stops after max_iter (>= 1) steps or when the spectral
+            norm of the change is below tol (> 0) (code: 1000, 1e-5).
+        threshold: a candidate is credible when its rescaled confidence (Eq. 5, in [0, 1])
+            is >= threshold, in [0, 1] (0.9).
         include_self: the authors' code lists every instance among its own neighbours,
             which makes propagation trivial (see docs/methods/particle.md); off by default.
         zero_weight_rows: an instance whose reconstruction weights are all zero receives
@@ -33,13 +36,21 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
             each neighbour ("uniform").
         credible: "in_sample" (stage 1 on the training set) or "out_of_fold" (the demos:
             each of n_folds folds scored from the others).
-        n_folds, oof_fallback: out-of-fold folds and the rule for an instance none of whose
-            candidates passes ("candidate": its best candidate; "authors": the demos' set).
-        mlknn_k, mlknn_s: ML-kNN's neighbours and smoothing (10, 1).
+        n_folds, oof_fallback: out-of-fold folds (an integer >= 2) and the rule for an
+            instance none of whose candidates passes ("candidate": its best candidate;
+            "authors": the demos' set).
+        mlknn_k, mlknn_s: ML-kNN's neighbours and smoothing (10, 1), constrained as
+            ``mlknn``'s k (an integer >= 1) and s (>= 0).
         random_state: seed of the out-of-fold split.
     """
 
     default_bipartition = {"rule": "method"}
+    parameter_constraints = {
+        **STAGE1_CONSTRAINTS,
+        "mlknn_k": POSITIVE_INT,
+        "mlknn_s": NON_NEGATIVE,
+        "random_state": PARTICLE_SEED,
+    }
 
     def __init__(
         self,
@@ -73,6 +84,7 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
 
     def fit(self, X, Y) -> ParticleMAP:
         """Credible labels (stage 1), then ML-kNN's priors and likelihoods on them."""
+        self._validate_params()
         start = time.perf_counter()
         X, _, credible, info = self._credible(X, Y, self._seed())
         stage1 = time.perf_counter() - start
@@ -84,6 +96,10 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
             "mlknn_seconds": time.perf_counter() - start - stage1,
         }
         return self
+
+    def _check_data(self, n: int) -> None:
+        super()._check_data(n)
+        check_neighbours(self.mlknn_k, n, key="method.mlknn_k")
 
     def decision_function(self, X) -> np.ndarray:
         """ML-kNN posteriors of the credible-label model (n x l)."""

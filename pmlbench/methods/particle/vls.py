@@ -13,9 +13,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from pmlbench.core.checks import check_features
-from pmlbench.errors import PmlbenchError
-from pmlbench.methods.particle.base import ParticleStage1Mixin
+from pmlbench.core.parameters import Options
+from pmlbench.methods._constraints import N_JOBS, POSITIVE, POSITIVE_INT
+from pmlbench.methods.particle.base import PARTICLE_SEED, ParticleStage1Mixin
 from pmlbench.methods.particle.clr import clr_votes, fit_clr
+from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS
 
 VOTES = ("unweighted", "accuracy")
 LOSSES = ("squared_hinge", "hinge")
@@ -30,14 +32,24 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         votes: "unweighted" (standard calibrated label ranking) or "accuracy" (each vote
             weighted by its model's training accuracy, vote totals rounded up before the
             comparison with the virtual label, as the authors' ``PAR_VLS.m``).
-        C: the SVMs' cost (libsvm ``-c 1`` in the authors' code).
+        C: the SVMs' cost, > 0 (libsvm ``-c 1`` in the authors' code).
         loss: LinearSVC loss, "squared_hinge" (liblinear's default L2-SVM) or "hinge".
-        svm_max_iter: liblinear iteration cap per problem.
-        n_jobs: joblib workers over the label-grouped SVM problems (None: one).
+        svm_max_iter: liblinear iteration cap per problem, an integer >= 1.
+        n_jobs: joblib workers over the label-grouped SVM problems (None: one; -1: all
+            cores; never 0).
         random_state: seed of liblinear's coordinate order and of out-of-fold splits.
     """
 
     default_bipartition = {"rule": "method"}
+    parameter_constraints = {
+        **STAGE1_CONSTRAINTS,
+        "votes": [Options(VOTES)],
+        "C": POSITIVE,
+        "loss": [Options(LOSSES)],
+        "svm_max_iter": POSITIVE_INT,
+        "n_jobs": N_JOBS,
+        "random_state": PARTICLE_SEED,
+    }
 
     def __init__(
         self,
@@ -77,12 +89,7 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
 
     def fit(self, X, Y) -> ParticleVLS:
         """Credible labels (stage 1), then every binary problem with data on both sides."""
-        if self.votes not in VOTES:
-            raise PmlbenchError(f"unknown votes {self.votes!r}; use one of {list(VOTES)}")
-        if self.loss not in LOSSES:
-            raise PmlbenchError(f"unknown loss {self.loss!r}; use one of {list(LOSSES)}")
-        if not self.C > 0:
-            raise PmlbenchError(f"C must be positive, got {self.C}")
+        self._validate_params()
         seed = self._seed()
         start = time.perf_counter()
         X, S, credible, info = self._credible(X, Y, seed)

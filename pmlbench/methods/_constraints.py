@@ -1,0 +1,60 @@
+"""Parameter constraints shared by the built-in methods, and the checks that need the data.
+
+Every built-in method declares ``parameter_constraints`` (see :mod:`pmlbench.core.parameters`)
+for each constructor parameter and calls ``self._validate_params()`` first thing in ``fit``.
+The entries below are the ones several methods share. What a constraint cannot know, because
+it depends on the training data (more neighbours than instances, more folds than
+instances), is checked by :func:`check_neighbours` and :func:`check_folds` at the start of
+``fit``, with the same ``method.<param>`` naming.
+"""
+
+from __future__ import annotations
+
+from pmlbench.core.parameters import Constraint, Interval, Type
+from pmlbench.errors import PmlbenchError
+
+POSITIVE_INT: list[Constraint] = [Interval(int, 1, None)]
+NON_NEGATIVE: list[Constraint] = [Interval(float, 0, None)]
+POSITIVE: list[Constraint] = [Interval(float, 0, None, closed="neither")]
+REAL: list[Constraint] = [Interval(float)]
+RATE: list[Constraint] = [Interval(float, 0, 1, closed="left")]  # propagation rates, [0, 1)
+FLAG: list[Constraint] = [Type(bool)]
+# threadpoolctl's limit: None keeps the library default
+BLAS_THREADS: list[Constraint] = [None, Interval(int, 1, None)]
+# joblib's n_jobs: None, a positive count, or negative (-1 = all cores); 0 is meaningless
+N_JOBS: list[Constraint] = [None, Interval(int, None, -1), Interval(int, 1, None)]
+# the runner fills in the split's seed, drawn from [0, 2**32): NumPy's legacy seed range
+SEED: list[Constraint] = [None, Interval(int, 0, 2**32 - 1)]
+
+
+def check_neighbours(
+    k: int,
+    n_instances: int,
+    *,
+    key: str = "method.k",
+    exclude_self: bool = True,
+    data: str = "the training data",
+) -> None:
+    """Refuse more neighbours than ``n_instances`` provide (self excluded unless not)."""
+    available = n_instances - 1 if exclude_self else n_instances
+    if k <= available:
+        return
+    besides = " besides itself" if exclude_self else ""
+    remedy = (
+        f"use {key} <= {available} or more training data"
+        if available >= 1
+        else f"use at least {k + 1 if exclude_self else k} training instances"
+    )
+    raise PmlbenchError(
+        f"{key} = {k} neighbours requested but {data} has {n_instances} instances, so each "
+        f"has at most {available} neighbours{besides}; {remedy}"
+    )
+
+
+def check_folds(n_folds: int, n_instances: int, *, key: str = "method.n_folds") -> None:
+    """Refuse more cross-validation folds than training instances."""
+    if n_folds > n_instances:
+        raise PmlbenchError(
+            f"{key} = {n_folds} folds requested but the training data has {n_instances} "
+            f"instances; use {key} <= {n_instances}"
+        )
