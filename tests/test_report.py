@@ -206,9 +206,10 @@ def test_unmatched_split_is_reported(multirun, tmp_path):
 
 
 def test_failures_and_incomplete_runs_are_listed(multirun, tmp_path):
-    failed = multirun / "99_far_d3"
-    failed.mkdir()
-    (failed / "failed.json").write_text(json.dumps({"error": "Traceback...\nValueError: boom"}))
+    garbled = multirun / "99_far_d3"
+    garbled.mkdir()
+    (garbled / "units.json").write_text('{"units": [')
+    (garbled / "failed.json").write_text(json.dumps({"error": "no writer makes this file"}))
     logged = multirun / "98_ref_d3"
     logged.mkdir()
     (logged / "units.json").write_text(
@@ -228,14 +229,47 @@ def test_failures_and_incomplete_runs_are_listed(multirun, tmp_path):
     )
     (multirun / "97_near_d3" / ".hydra").mkdir(parents=True)
     loaded = load_results([multirun])
-    assert list(loaded.failures["error"]) == ["ValueError: boom", "RuntimeError: no convergence"]
+    errors = list(loaded.failures["error"])
+    assert errors[0] == "RuntimeError: no convergence" and errors[1].startswith("unreadable:")
+    assert len(errors) == 2  # a failed.json is no pmlbench file and is not read
     assert loaded.incomplete == [multirun / "97_near_d3"]
     report = build_report([multirun], ReportOptions(plots=False))
     out = tmp_path / "r"
     write_report(report, out)
     assert len(pd.read_csv(out / "failures.csv")) == 2
     summary = (out / "summary.md").read_text()
-    assert "ValueError: boom" in summary and "incomplete run" in summary
+    assert "RuntimeError: no convergence" in summary and "incomplete run" in summary
+
+
+def test_store_failures_name_the_unit_with_its_parameters(tmp_path):
+    from pmlbench.runner.store import ResultStore
+
+    store = ResultStore(tmp_path / "store")
+    store.save(
+        {"key": "done", "status": "done", "records": _run_rows("d1", 1.0, "ref", [(0.6, 0.1)])}
+    )
+    store.save_failure(
+        {
+            "key": "bad",
+            "status": "failed",
+            "unit": {
+                "dataset": {"name": "d1"},
+                "noise": {"name": "uniform", "rate": 1.0},
+                "method": {"name": "mlknn", "k": 3, "grid": [1, 2]},
+                "seed": 0,
+                "split": 1,
+            },
+            "error": "ValueError: boom",
+        }
+    )
+    loaded = load_results([tmp_path / "store"])
+    assert loaded.records["source"].tolist() == [str(tmp_path / "store" / "done.json")] * 2
+    (failure,) = loaded.failures.to_dict(orient="records")
+    assert failure == {
+        "path": str(tmp_path / "store" / "bad.failed.json"),
+        "unit": "mlknn on d1 (uniform, noise_rate=1.0, param_k=3), seed 0, split 1",
+        "error": "ValueError: boom",
+    }
 
 
 def test_method_configurations_get_distinct_labels(tmp_path):

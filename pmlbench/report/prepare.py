@@ -16,10 +16,16 @@ import pandas as pd
 
 from pmlbench.errors import PmlbenchError
 from pmlbench.protocol.experiment import NATURAL_NOISE
+from pmlbench.runner.format import (
+    NOISE_PREFIX,
+    PARAM_PREFIX,
+    RESULTS_FILE,
+    columns_with_prefix,
+    parameter_name,
+    parse_prefixed,
+)
 
 KEY = ["dataset", "level", "method", "seed", "split", "metric"]
-NOISE_PREFIX = "noise_"
-PARAM_PREFIX = "param_"
 
 
 @dataclass
@@ -60,7 +66,7 @@ def _as_bool(series: pd.Series, what: str) -> pd.Series:
     text = series.astype(str).str.strip().str.lower()
     if not text.isin(["true", "false", "1", "0", "1.0", "0.0"]).all():
         raise PmlbenchError(
-            f"column {what} holds values other than true/false; regenerate the results.csv"
+            f"column {what} holds values other than true/false; regenerate the {RESULTS_FILE}"
         )
     return text.isin(["true", "1", "1.0"])
 
@@ -70,7 +76,7 @@ def apply_filters(records: pd.DataFrame, where: dict[str, str]) -> pd.DataFrame:
     for column, wanted in where.items():
         if column not in records.columns:
             raise PmlbenchError(
-                f"--where names column {column!r}, which no results.csv has; "
+                f"--where names column {column!r}, which no {RESULTS_FILE} has; "
                 f"columns: {sorted(records.columns)}"
             )
         values = records[column]
@@ -91,16 +97,14 @@ def _parse_number(text: str):
 
 def noise_levels(records: pd.DataFrame) -> tuple[pd.Series, dict[str, dict[str, float]], dict]:
     """The level label of every row, each level's numeric parameters, and a sort key."""
-    columns = sorted(c for c in records.columns if c.startswith(NOISE_PREFIX))
+    columns = sorted(columns_with_prefix(records.columns, NOISE_PREFIX))
     noise = records["noise"].astype(str)
     named = set(noise[noise != NATURAL_NOISE])
     combos = records[["noise", *columns]].drop_duplicates()
     labels, values, order = {}, {}, {}
     for row in combos.itertuples(index=False):
-        name, params = (
-            str(row[0]),
-            {c[len(NOISE_PREFIX) :]: v for c, v in zip(columns, row[1:], strict=True)},
-        )
+        name = str(row[0])
+        params = parse_prefixed(dict(zip(columns, row[1:], strict=True)), NOISE_PREFIX)
         params = {k: v for k, v in params.items() if not _missing(v)}
         if name == NATURAL_NOISE:
             label = NATURAL_NOISE
@@ -133,7 +137,7 @@ def method_labels(records: pd.DataFrame) -> pd.Series:
     Configurations differ in their ``param_*`` columns or in ``oracle``; only the columns
     that vary within a method appear in its label.
     """
-    config = [c for c in records.columns if c.startswith(PARAM_PREFIX)]
+    config = columns_with_prefix(records.columns, PARAM_PREFIX)
     if "oracle" in records.columns:
         config.append("oracle")
     labels = records["method"].astype(str).copy()
@@ -150,7 +154,7 @@ def method_labels(records: pd.DataFrame) -> pd.Series:
 def _part(column: str, value) -> str:
     if column == "oracle":
         return f"oracle={format_value(value)}"
-    return f"{column[len(PARAM_PREFIX) :]}={format_value(value)}"
+    return f"{parameter_name(column, PARAM_PREFIX)}={format_value(value)}"
 
 
 def _drop_duplicates(records: pd.DataFrame, notes: list[str]) -> pd.DataFrame:

@@ -1,20 +1,18 @@
 """Finding and reading results: every results.csv under run or sweep directories.
 
 A run directory holds ``results.csv`` once the run finished (it is written last). Units
-(splits) that raised are listed in the run's ``units.json`` (status "failed") or in a
-``failed.json``; a directory with a run record (``run.json`` or Hydra's ``.hydra/``) but
-neither results nor failures is an incomplete run. Failures and incomplete runs are
-reported, never hidden.
+(splits) that raised are listed in the run's ``units.json`` (status "failed"); a directory
+with a run record (``run.json`` or Hydra's ``.hydra/``) but neither results nor a unit list
+is an incomplete run. Failures and incomplete runs are reported, never hidden.
 
 Result stores (pmlbench.runner.store: one ``<key>.json`` per finished unit, ``<key>.failed.json``
 per failed one) are read through the store's public API (``load_records``,
-``load_failures``) when a given directory is one. This is the single place that knows about
-stores.
+``load_failures``) when a given directory is one. This is the single place of the report that
+knows about stores. File names and columns are those of pmlbench.runner.format.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,12 +20,21 @@ from pathlib import Path
 import pandas as pd
 
 from pmlbench.errors import PmlbenchError
+from pmlbench.runner.format import (
+    HYDRA_DIR,
+    NOISE_PREFIX,
+    PARAM_PREFIX,
+    RESULTS_FILE,
+    RUN_RECORD_FILE,
+    UNITS_FILE,
+    columns_with_prefix,
+    is_store_dir,
+    read_units,
+    store_failure_path,
+    store_record_path,
+)
 
-RESULTS_FILE = "results.csv"
-FAILURE_FILE = "failed.json"
-UNITS_FILE = "units.json"
-RUN_MARKERS = ("run.json", ".hydra")
-RUN_FILES = {"run.json", UNITS_FILE, FAILURE_FILE}
+RUN_MARKERS = (RUN_RECORD_FILE, HYDRA_DIR)
 REQUIRED_COLUMNS = (
     "dataset",
     "noise",
@@ -58,25 +65,18 @@ class LoadedResults:
     incomplete: list[Path] = field(default_factory=list)
 
 
-def is_store(path: Path) -> bool:
-    """Whether ``path`` is a result store: a directory of per-unit JSON files."""
-    return path.is_dir() and any(
-        p.name not in RUN_FILES and not p.name.startswith(".") for p in path.glob("*.json")
-    )
-
-
 def read_store(path: Path) -> LoadedResults | None:
     """Finished and failed units of a result store (None when ``path`` holds no units)."""
-    from pmlbench.runner.store import FAILED_SUFFIX, load_failures, load_records
+    from pmlbench.runner.store import load_failures, load_records
 
     records, failed = load_records(path), load_failures(path)
     if records.empty and failed.empty:
         return None
     if not records.empty:
-        records["source"] = [str(path / f"{k}.json") for k in records["unit_key"]]
+        records["source"] = [str(store_record_path(path, k)) for k in records["unit_key"]]
     failures = pd.DataFrame(
         {
-            "path": [str(path / f"{k}{FAILED_SUFFIX}") for k in failed.get("unit_key", [])],
+            "path": [str(store_failure_path(path, k)) for k in failed.get("unit_key", [])],
             "unit": [_describe_unit(row) for row in failed.to_dict(orient="records")],
             "error": [str(e) for e in failed.get("error", [])],
         },
@@ -89,9 +89,9 @@ def read_store(path: Path) -> LoadedResults | None:
 
 def _describe_unit(row: dict) -> str:
     params = ", ".join(
-        f"{k}={v}"
-        for k, v in row.items()
-        if k.startswith(("noise_", "param_")) and v is not None and v == v
+        f"{column}={row[column]}"
+        for column in columns_with_prefix(row, NOISE_PREFIX, PARAM_PREFIX)
+        if row[column] is not None and row[column] == row[column]  # NaN: not set for this unit
     )
     text = f"{row.get('method')} on {row.get('dataset')} ({row.get('noise')}"
     return (
@@ -119,40 +119,17 @@ def read_results_file(path: Path) -> pd.DataFrame:
     return frame
 
 
-def read_failure(path: Path) -> dict[str, str]:
-    """One failure record: which unit failed and the last line of its error."""
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        return {"path": str(path), "unit": path.parent.name, "error": f"unreadable: {exc}"}
-    if not isinstance(record, dict):
-        record = {"error": str(record)}
-    unit = record.get("unit") or record.get("key")
-    if not isinstance(unit, str):
-        parts = [
-            f"{k}={record[k]}"
-            for k in ("dataset", "noise", "method", "seed", "split")
-            if k in record
-        ]
-        unit = ", ".join(parts) if parts else path.parent.name
-    error = next(
-        (record[k] for k in ("error", "message", "exception", "traceback") if record.get(k)),
-        "no error message recorded",
-    )
-    lines = [line for line in str(error).strip().splitlines() if line.strip()]
-    return {"path": str(path), "unit": unit, "error": lines[-1] if lines else str(error)}
-
-
-def read_unit_log(path: Path) -> list[dict[str, str]]:
+def read_unit_log(run_dir: Path) -> list[dict[str, str]]:
     """Failed units listed in a run's units.json."""
+    path = run_dir / UNITS_FILE
     try:
-        entries = json.loads(path.read_text()).get("units", [])
-    except (OSError, ValueError, AttributeError) as exc:
-        return [{"path": str(path), "unit": path.parent.name, "error": f"unreadable: {exc}"}]
+        entries = read_units(run_dir)
+    except (OSError, ValueError) as exc:
+        return [{"path": str(path), "unit": run_dir.name, "error": f"unreadable: {exc}"}]
     return [
         {
             "path": str(path),
-            "unit": f"{path.parent.name}, split {e.get('split')}",
+            "unit": f"{run_dir.name}, split {e.get('split')}",
             "error": str(e.get("error") or "no error message recorded"),
         }
         for e in entries
@@ -164,14 +141,11 @@ def _walk(root: Path) -> LoadedResults:
     files = sorted(root.rglob(RESULTS_FILE)) if root.is_dir() else [root]
     failures, incomplete = [], []
     if root.is_dir():
-        failures = [read_failure(p) for p in sorted(root.rglob(FAILURE_FILE))]
-        failures += [f for p in sorted(root.rglob(UNITS_FILE)) for f in read_unit_log(p)]
+        failures = [f for p in sorted(root.rglob(UNITS_FILE)) for f in read_unit_log(p.parent)]
         for marker in RUN_MARKERS:
             for found in root.rglob(marker):
                 run_dir = found.parent
-                if not any(
-                    (run_dir / name).exists() for name in (RESULTS_FILE, FAILURE_FILE, UNITS_FILE)
-                ):
+                if not any((run_dir / name).exists() for name in (RESULTS_FILE, UNITS_FILE)):
                     incomplete.append(run_dir)
     frames = [read_results_file(p) for p in files]
     return LoadedResults(
@@ -186,18 +160,18 @@ def load_results(paths: Iterable[str | Path]) -> LoadedResults:
     """Read every result under ``paths``: run dirs, multirun dirs (searched recursively for
     results.csv), single results.csv files, and result-store directories."""
     parts: list[LoadedResults] = []
-    paths = [Path(p) for p in paths]
-    if not paths:
+    directories = [Path(p) for p in paths]
+    if not directories:
         raise PmlbenchError("no result directory given; pass run or multirun directories")
-    for path in paths:
+    for path in directories:
         if not path.exists():
             raise PmlbenchError(f"{path} does not exist; pass a run or multirun directory")
-        loaded = read_store(path) if is_store(path) else None
+        loaded = read_store(path) if is_store_dir(path) else None
         parts.append(loaded if loaded is not None else _walk(path))
     frames = [p.records for p in parts if len(p.records)]
     if not frames:
         raise PmlbenchError(
-            f"no {RESULTS_FILE} found under {', '.join(map(str, paths))}; "
+            f"no {RESULTS_FILE} found under {', '.join(map(str, directories))}; "
             "point pmlbench report at a run or multirun output directory"
         )
     failures = [p.failures for p in parts if len(p.failures)]

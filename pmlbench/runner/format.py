@@ -32,15 +32,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pmlbench.protocol.experiment import NATURAL_NOISE
-
-if TYPE_CHECKING:
-    from pmlbench.protocol.experiment import ExperimentResult
+from pmlbench.core.atomic import atomic_write_text
+from pmlbench.protocol.experiment import NATURAL_NOISE, ExperimentResult
 
 # run directory
 RESULTS_FILE = "results.csv"
@@ -60,6 +58,7 @@ STORE_ARRAYS_SUFFIX = ".npz"
 NOISE_PREFIX = "noise_"
 PARAM_PREFIX = "param_"
 
+# JSON indentation: run.json has always used two spaces, store records and units.json one
 RUN_RECORD_INDENT = 2
 STORE_INDENT = 1
 
@@ -153,8 +152,9 @@ def save_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:
     for name, array in arrays.items():
         if np.asarray(array).dtype.hasobject:
             raise TypeError(f"array {name!r} holds Python objects; npz files are never pickled")
+    named: dict[str, Any] = dict(arrays)
     with open(path, "wb") as handle:
-        np.savez_compressed(handle, **arrays)
+        np.savez_compressed(handle, **named)
 
 
 def load_npz(path: str | Path) -> dict[str, np.ndarray]:
@@ -163,9 +163,9 @@ def load_npz(path: str | Path) -> dict[str, np.ndarray]:
         return {name: data[name] for name in data.files}
 
 
-def units_text(entries: list[dict[str, Any]]) -> str:
-    """The content of a run's units.json: one entry (key, split, status, ...) per unit."""
-    return to_json({"units": entries})
+def write_units(run_dir: str | Path, entries: list[dict[str, Any]]) -> Path:
+    """Write a run's units.json (atomically): one entry (key, split, status, ...) per unit."""
+    return atomic_write_text(Path(run_dir) / UNITS_FILE, to_json({"units": entries}))
 
 
 def read_units(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -196,9 +196,10 @@ def parameter_name(column: str, prefix: str) -> str | None:
     return column[len(prefix) :] if column.startswith(prefix) else None
 
 
-def columns_with_prefix(columns: Iterable[str], prefix: str) -> list[str]:
-    """The columns built by :func:`prefixed_columns` with ``prefix``, in the given order."""
-    return [c for c in columns if parameter_name(c, prefix) is not None]
+def columns_with_prefix(columns: Iterable[str], *prefixes: str) -> list[str]:
+    """The columns built by :func:`prefixed_columns` with any of ``prefixes``, in the given
+    order."""
+    return [c for c in columns if any(parameter_name(c, p) is not None for p in prefixes)]
 
 
 def parse_prefixed(row: Mapping[str, Any], prefix: str) -> dict[str, Any]:

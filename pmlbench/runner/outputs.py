@@ -1,24 +1,30 @@
-"""Writing a run's results: results.csv, run.json and optional per-split predictions."""
+"""Writing a run's results: results.csv, run.json and optional per-split predictions.
+
+File names and encodings are those of pmlbench.runner.format.
+"""
 
 from __future__ import annotations
 
-import json
 import platform
 import subprocess
 import sys
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from pmlbench.core.atomic import atomic_write, atomic_write_text
 from pmlbench.protocol.experiment import ExperimentResult
-from pmlbench.runner.format import tidy_records
+from pmlbench.runner.format import (
+    RESULTS_FILE,
+    RUN_RECORD_FILE,
+    RUN_RECORD_INDENT,
+    predictions_path,
+    save_npz,
+    tidy_records,
+    to_json,
+)
 
-RESULTS_FILE = "results.csv"
-RECORD_FILE = "run.json"
-PREDICTIONS_DIR = "predictions"
 PACKAGES = (
     "pmlbench",
     "numpy",
@@ -102,26 +108,11 @@ def write_results(result: ExperimentResult, config: dict[str, Any], out_dir: str
     for split in result.splits:
         if split.arrays:
             atomic_write(
-                out_dir / PREDICTIONS_DIR / f"split_{split.index}.npz",
-                lambda p, a=split.arrays: _save_npz(p, a),
+                predictions_path(out_dir, split.index), partial(save_npz, arrays=split.arrays)
             )
     atomic_write_text(
-        out_dir / RECORD_FILE,
-        json.dumps(run_record(result, config), indent=2, default=_json_default),
+        out_dir / RUN_RECORD_FILE, to_json(run_record(result, config), indent=RUN_RECORD_INDENT)
     )
     # results.csv last: its presence marks a complete run
     atomic_write(out_dir / RESULTS_FILE, lambda p: tidy_records(result).to_csv(p, index=False))
     return out_dir / RESULTS_FILE
-
-
-def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    with open(path, "wb") as handle:
-        np.savez_compressed(handle, **arrays)
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)

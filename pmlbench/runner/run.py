@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmlbench.core.atomic import atomic_write_text
 from pmlbench.errors import PmlbenchError
 from pmlbench.protocol.experiment import (
     NATURAL_NOISE,
@@ -27,10 +26,8 @@ from pmlbench.protocol.experiment import (
     load_metrics,
     run_experiment,
 )
-from pmlbench.runner.format import tidy_records
-from pmlbench.runner.store import ResultStore, run_metadata, to_json
-
-UNITS_FILE = "units.json"
+from pmlbench.runner.format import UNITS_FILE, tidy_records, write_units
+from pmlbench.runner.store import ResultStore, run_metadata
 
 
 def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
@@ -123,7 +120,7 @@ class UnitRunner:
         self.advance = advance or (lambda: None)
         self.log = UnitLog()
         self.metrics = load_metrics(list(spec.metrics))
-        self._meta = None
+        self._meta: dict[str, Any] | None = None
 
     def meta(self) -> dict[str, Any]:
         if self._meta is None:
@@ -240,8 +237,9 @@ class UnitRunner:
 
     def assemble_stored(self) -> ExperimentResult | None:
         """The whole run from the store without loading the dataset, when every unit is there."""
-        found = [self.stored(s) for s in range(len(self.keys))]
-        if not found or any(f is None for f in found):
+        maybe_found = [self.stored(s) for s in range(len(self.keys))]
+        found = [f for f in maybe_found if f is not None]
+        if not found or len(found) < len(maybe_found):
             return None
         for split in range(len(found)):
             self.log.add(self.keys[split], split, "cached")
@@ -303,7 +301,7 @@ def run_config(
                     raise
                 runner.fail_remaining(exc)
                 result = None
-    atomic_write_text(out_dir / UNITS_FILE, to_json({"units": runner.log.entries}))
+    write_units(out_dir, runner.log.entries)
     if result is not None and result.splits:
         write_results(result, config, out_dir)
     failures = runner.log.failures

@@ -1,6 +1,7 @@
 """The result store: one file per finished unit of work, keyed by the unit's content key.
 
-Layout of a store directory (config key ``results_store``, default ``outputs/store``)::
+Layout of a store directory (config key ``results_store``, default ``outputs/store``; file
+names and encodings in pmlbench.runner.format)::
 
     <key>.json          a finished unit: its description, tidy records and metadata
     <key>.npz           its predictions, when the run asked for ``save_predictions``
@@ -17,7 +18,6 @@ Readers for reports: :func:`iter_records` / :func:`load_records` (finished units
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
@@ -30,24 +30,20 @@ import pandas as pd
 
 from pmlbench.core.atomic import atomic_write, atomic_write_text
 from pmlbench.errors import PmlbenchError
-
-RECORD_SUFFIX = ".json"
-FAILED_SUFFIX = ".failed.json"
-ARRAYS_SUFFIX = ".npz"
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    return repr(value)
-
-
-def to_json(data: Any) -> str:
-    return json.dumps(data, indent=1, default=_json_default)
+from pmlbench.runner.format import (
+    NOISE_PREFIX,
+    PARAM_PREFIX,
+    from_json,
+    load_npz,
+    prefixed_columns,
+    save_npz,
+    store_arrays_path,
+    store_failure_files,
+    store_failure_path,
+    store_record_files,
+    store_record_path,
+    to_json,
+)
 
 
 def run_metadata(run_dir: str | Path | None = None) -> dict[str, Any]:
@@ -71,13 +67,13 @@ class ResultStore:
         return f"ResultStore({str(self.root)!r})"
 
     def record_path(self, key: str) -> Path:
-        return self.root / f"{key}{RECORD_SUFFIX}"
+        return store_record_path(self.root, key)
 
     def failure_path(self, key: str) -> Path:
-        return self.root / f"{key}{FAILED_SUFFIX}"
+        return store_failure_path(self.root, key)
 
     def arrays_path(self, key: str) -> Path:
-        return self.root / f"{key}{ARRAYS_SUFFIX}"
+        return store_arrays_path(self.root, key)
 
     def is_done(self, key: str) -> bool:
         return self.record_path(key).is_file()
@@ -91,8 +87,7 @@ class ResultStore:
         if not path.is_file():
             return None
         try:
-            with np.load(path, allow_pickle=False) as data:
-                return {name: data[name] for name in data.files}
+            return load_npz(path)
         except (OSError, ValueError):
             return None
 
@@ -100,7 +95,7 @@ class ResultStore:
         """Write a finished unit (arrays first: the JSON record marks the unit done)."""
         key = record["key"]
         if arrays:
-            atomic_write(self.arrays_path(key), lambda p: _save_npz(p, arrays))
+            atomic_write(self.arrays_path(key), lambda p: save_npz(p, arrays))
         path = atomic_write_text(self.record_path(key), to_json(record))
         self.failure_path(key).unlink(missing_ok=True)
         return path
@@ -109,14 +104,9 @@ class ResultStore:
         return atomic_write_text(self.failure_path(record["key"]), to_json(record))
 
 
-def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    with open(path, "wb") as handle:
-        np.savez_compressed(handle, **arrays)
-
-
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return from_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
@@ -137,9 +127,7 @@ def iter_records(store_dir: str | Path) -> Iterator[dict[str, Any]]:
     """Every finished unit record of a store (key order). Keys: key, unit, records (tidy rows),
     split (per-split details), dataset, noise, config, run."""
     root = _check_dir(store_dir)
-    for path in sorted(root.glob(f"*{RECORD_SUFFIX}")):
-        if path.name.endswith(FAILED_SUFFIX) or path.name.startswith("."):
-            continue
+    for path in store_record_files(root):
         record = _read_json(path)
         if record is not None and record.get("status") == "done":
             yield record
@@ -149,11 +137,8 @@ def iter_failures(store_dir: str | Path) -> Iterator[dict[str, Any]]:
     """Every unit that failed and has not succeeded since. Keys: key, unit, dataset, noise,
     method, split, seed, error (one line), traceback, config, run."""
     root = _check_dir(store_dir)
-    for path in sorted(root.glob(f"*{FAILED_SUFFIX}")):
-        if path.name.startswith("."):
-            continue
-        key = path.name[: -len(FAILED_SUFFIX)]
-        if (root / f"{key}{RECORD_SUFFIX}").is_file():
+    for key, path in store_failure_files(root):
+        if store_record_path(root, key).is_file():
             continue  # a later attempt succeeded
         record = _read_json(path)
         if record is not None:
@@ -185,7 +170,7 @@ def load_records(store_dir: str | Path, latest: bool = True) -> pd.DataFrame:
     With ``latest`` (the default), a unit computed again after its method's code changed
     contributes only its newest record.
     """
-    records = iter_records(store_dir)
+    records: Iterable[dict[str, Any]] = iter_records(store_dir)
     if latest:
         records = latest_records(records)
     rows = [
@@ -197,8 +182,9 @@ def load_records(store_dir: str | Path, latest: bool = True) -> pd.DataFrame:
 
 
 def load_failures(store_dir: str | Path) -> pd.DataFrame:
-    """One row per failed unit: dataset, noise (+ noise_<p>), method (+ param_<p>), seed,
-    split, error, unit_key, traceback."""
+    """One row per failed unit: dataset, noise and its prefixed parameter columns, method and
+    its prefixed parameter columns (as in results.csv), seed, split, error, unit_key,
+    traceback."""
     rows = []
     for failure in iter_failures(store_dir):
         unit = failure.get("unit", {})
@@ -207,9 +193,9 @@ def load_failures(store_dir: str | Path) -> pd.DataFrame:
             {
                 "dataset": unit.get("dataset", {}).get("name"),
                 "noise": noise.get("name"),
-                **{f"noise_{k}": v for k, v in noise.items() if k != "name"},
+                **prefixed_columns(noise, NOISE_PREFIX),
                 "method": method.get("name"),
-                **{f"param_{k}": v for k, v in method.items() if k != "name"},
+                **prefixed_columns(method, PARAM_PREFIX),
                 "seed": unit.get("seed"),
                 "split": unit.get("split"),
                 "error": failure.get("error"),
