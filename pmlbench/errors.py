@@ -12,3 +12,11 @@ class PmlbenchError(Exception):
 
 class PluginError(PmlbenchError):
     """A plugin is missing, ambiguous, fails to import, or breaks its contract."""
+
+
+class NotApplicable(PmlbenchError):
+    """A method cannot run on this input within its published form's budget.
+
+    Raised before any work, with one line naming the cap and the option that lifts it; a
+    sweep records such a unit as not applicable ("n/a" in reports), never as a failure.
+    """
