@@ -22,8 +22,9 @@ from pmlbench.protocol.experiment import (
     NATURAL_NOISE,
     ExperimentResult,
     ExperimentSpec,
+    Plugins,
     SplitResult,
-    load_metrics,
+    prepare,
     run_experiment,
 )
 from pmlbench.runner.format import UNITS_FILE, tidy_records, write_units
@@ -42,10 +43,10 @@ def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
         metrics=list(config["metrics"]),
         metric_convention=config["metric_convention"],
         macro_f1_zero_division=config.get("macro_f1_zero_division", 0),
-        seed=int(config["seed"]),
+        seed=config["seed"],
         n_splits=protocol.get("n_splits", 5),
         test_size=protocol.get("test_size", 0.5),
-        save_predictions=bool(config.get("save_predictions", False)),
+        save_predictions=config.get("save_predictions", False),
     )
 
 
@@ -111,15 +112,16 @@ class UnitRunner:
         store: ResultStore | None,
         recompute: bool,
         out_dir: Path,
+        plugins: Plugins,
         advance=None,
         catch: bool = True,
     ) -> None:
-        self.spec, self.config, self.keys = spec, config, keys
+        self.spec, self.config, self.keys, self.plugins = spec, config, keys, plugins
         self.catch = catch
         self.store, self.recompute, self.out_dir = store, recompute, out_dir
         self.advance = advance or (lambda: None)
         self.log = UnitLog()
-        self.metrics = load_metrics(list(spec.metrics))
+        self.metrics = plugins.metrics
         self._meta: dict[str, Any] | None = None
 
     def meta(self) -> dict[str, Any]:
@@ -277,6 +279,7 @@ def run_config(
 
     out_dir = Path(out_dir)
     spec = spec_from_config(config)
+    plugins = prepare(spec)  # every parameter checked before any work
     keys = unit_keys(spec)
     catch = store is not None if catch_failures is None else catch_failures
     label = f"{spec.method['name']} on {spec.dataset['name']}"
@@ -289,13 +292,14 @@ def run_config(
             store,
             recompute,
             out_dir,
+            plugins,
             advance=lambda: progress.advance(task),
             catch=catch,
         )
         result = runner.assemble_stored()
         if result is None:
             try:
-                result = run_experiment(spec, fit=fit_with_tuning, unit=runner)
+                result = run_experiment(spec, fit=fit_with_tuning, unit=runner, plugins=plugins)
             except Exception as exc:  # the dataset, metrics or splits could not be set up
                 if not catch:
                     raise
