@@ -12,6 +12,7 @@ from rich.console import Console
 
 from pmlbench.core.atomic import atomic_write_text
 from pmlbench.errors import PmlbenchError
+from pmlbench.report import html as html_page
 from pmlbench.report import plots, summary, table2, wtl_table
 from pmlbench.report.across import (
     MetricRanks,
@@ -45,6 +46,7 @@ class ReportOptions:
         plots: draw figures (needs matplotlib).
         sensitivity: method parameters to draw sensitivity curves for (None: detect).
         digits: decimals in the tables.
+        html: also write report.html, the self-contained interactive page.
     """
 
     reference: str | None = None
@@ -57,6 +59,7 @@ class ReportOptions:
     plots: bool = True
     sensitivity: list[str] | None = None
     digits: int = 3
+    html: bool = True
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -334,8 +337,14 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
         _write_csv(report.loaded.failures, out / "failures.csv"),
         _write_text(summary_markdown(report), out / "summary.md"),
     ]
-    if report.options.plots:
-        written += draw_figures(report, out / "plots")
+    figures = draw_figures(report, out / "plots") if report.options.plots else []
+    written += figures
+    if report.options.html:
+        written.append(
+            html_page.write_html(
+                report, out / html_page.HTML_FILE, summary=summary_markdown(report), figures=figures
+            )
+        )
     return written
 
 

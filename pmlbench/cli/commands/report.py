@@ -3,7 +3,7 @@
 Reads every results.csv under the given run or multirun directories and writes into
 ``--out``: table2.{md,tex,csv} (mean ± std per PML dataset and method), with ``--reference``
 wtl.{md,tex,csv} (win/tie/loss), stats.md and CSVs of the tests across datasets, figures
-under plots/ and summary.md.
+under plots/, summary.md and report.html (one self-contained page with all of it).
 """
 
 from __future__ import annotations
@@ -88,6 +88,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--digits", type=int, default=3, help="decimals in the tables (3)")
     p.add_argument("--no-plots", action="store_true", help="skip figures (no matplotlib needed)")
+    p.add_argument(
+        "--html",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write report.html, one self-contained interactive page (default: on)",
+    )
     p.add_argument("--quiet", action="store_true", help="print only the written directory")
     return p
 
@@ -105,6 +111,7 @@ def main(argv: list[str]) -> int:
         plots=not args.no_plots,
         sensitivity=args.sensitivity,
         digits=args.digits,
+        html=args.html,
     )
     report = build_report(args.dirs, options)
     console = Console()

@@ -1,0 +1,666 @@
+"""The report as one self-contained HTML page (``report.html``).
+
+The page opens from disk with no network: its CSS and JavaScript are inlined from the
+package data under ``pmlbench/report/assets/``, figures are embedded as ``data:`` URIs, and
+the numbers are embedded once as JSON from which a small dependency-free script builds the
+tables (sortable by any column, filtered by metric, dataset, noise level and method, cells
+switchable between mean ± std and rank). The table texts are formatted here exactly as in
+table2.md and wtl.md, so the page shows the numbers of table2.csv and wtl.csv.
+
+Nothing is computed here that the report has not computed already, except the rank of
+each method within a Table 2 row (for the rank view) and the provenance, read from the run
+records (``run.json``) and store records the report's results came from.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import shlex
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pmlbench.core.atomic import atomic_write_text
+from pmlbench.report import table2 as table2_module
+from pmlbench.report import wtl_table
+from pmlbench.report.render import metric_name
+from pmlbench.runner.format import RESULTS_FILE, RUN_RECORD_FILE, UNITS_FILE, from_json
+from pmlbench.stats.wtl import OUTCOMES
+
+if TYPE_CHECKING:
+    from pmlbench.report.build import Report
+
+HTML_FILE = "report.html"
+ASSETS = ("report.html", "report.css", "report.js")
+# figure kinds, in page order: file-name prefix -> (heading, caption prefix)
+FIGURE_KINDS = {
+    "cd": ("Critical-difference diagrams", "Critical-difference diagram"),
+    "noise": ("Metric versus noise", "Metric versus noise level"),
+    "sensitivity": ("Parameter sensitivity", "Sensitivity"),
+}
+NOT_RECORDED = "not recorded"
+
+
+def asset(name: str) -> str:
+    """The text of a page asset shipped in the package (``pmlbench/report/assets``)."""
+    return resources.files("pmlbench.report").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def write_html(
+    report: Report,
+    path: str | Path,
+    *,
+    summary: str,
+    figures: Sequence[Path] = (),
+    command: Sequence[str] | None = None,
+) -> Path:
+    """Write ``report.html`` (atomically) and return its path; see :func:`render_html`."""
+    path = Path(path)
+    atomic_write_text(path, render_html(report, summary=summary, figures=figures, command=command))
+    return path
+
+
+def render_html(
+    report: Report,
+    *,
+    summary: str,
+    figures: Sequence[Path] = (),
+    command: Sequence[str] | None = None,
+) -> str:
+    """The page's text.
+
+    Args:
+        report: the computed report (tables, comparisons, ranks, loaded inputs).
+        summary: the plain-language summary (Markdown, as summary.md).
+        figures: figure files written by the report (SVG preferred over PNG of the same name).
+        command: the command line that made the report (default: ``sys.argv``).
+    """
+    from pmlbench import __version__
+
+    data = page_data(report, command)
+    p = report.prepared
+    n_units = len(data["units"])
+    title = f"pmlbench report: {len(p.methods)} methods on {len(p.blocks)} PML datasets"
+    reference = report.comparisons.reference if report.comparisons is not None else None
+    subtitle = " · ".join(
+        [
+            f"{len(p.methods)} methods",
+            f"{p.records['dataset'].nunique()} datasets",
+            f"{len(p.blocks)} PML datasets (dataset × noise level)",
+            f"{len(p.metrics)} metrics",
+            *([f"reference {reference}"] if reference else []),
+            f"generated {data['prov']['generated']}",
+        ]
+    )
+    cards = [
+        (len(p.methods), "methods", ""),
+        (len(p.blocks), "PML datasets", ""),
+        (len(p.metrics), "metrics", ""),
+        (f"{len(p.records):,}", "result rows", ""),
+        (n_units, "units not finished", "warn" if n_units else "ok"),
+    ]
+    links = {"units not finished": "#units-section", "PML datasets": "#results"}
+    sections = [
+        ("summary", "Summary", _summary_section(summary)),
+        ("results", "Results", _results_section()),
+        ("wtl-section", "Win/tie/loss", _wtl_section(report)),
+        ("ranks-section", "Ranks", _ranks_section(report)),
+    ]
+    figure_html = _figures_section(figures, p.metrics)
+    if figure_html:
+        sections.append(("figures", "Figures", figure_html))
+    sections += [
+        ("units-section", "Not finished", _units_section(data["units"])),
+        ("provenance", "Provenance", _provenance_section(data["prov"], report)),
+    ]
+    parts = {
+        "version": _e(__version__),
+        "title": _e(title),
+        "heading": _e(
+            f"{', '.join(p.methods[:6])}{' …' if len(p.methods) > 6 else ''} "
+            f"on {len(p.blocks)} PML datasets"
+        ),
+        "subtitle": _e(subtitle),
+        "cards": "".join(_card(n, label, cls, links.get(label)) for n, label, cls in cards),
+        "links": "".join(f'<a href="#{anchor}">{_e(name)}</a>' for anchor, name, _ in sections),
+        "sections": "\n".join(body for _, _, body in sections),
+        "footer": _e(f"Written by pmlbench {__version__} on {data['prov']['generated']}."),
+        "css": asset("report.css"),
+        "js": asset("report.js"),
+        "data": _json_for_script(data),
+    }
+    # one pass, so that text inserted for one placeholder is never scanned for another
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: parts[m.group(1)], asset("report.html"))
+
+
+def _card(number: Any, label: str, cls: str, href: str | None) -> str:
+    inner = f'<span class="n">{_e(number)}</span><span class="l">{_e(label)}</span>'
+    if href:
+        return f'<a class="card {cls}" href="{href}">{inner}</a>'
+    return f'<div class="card {cls}">{inner}</div>'
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _json_for_script(data: dict[str, Any]) -> str:
+    """JSON that cannot end its <script> element early (``</`` becomes ``<\\/``)."""
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def _number(value: Any) -> float | None:
+    """A finite float, or None (JSON has no NaN or infinity)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+def _pvalue(value: Any) -> str:
+    number = _number(value)
+    return "–" if number is None else f"{number:.3g}"
+
+
+# ---------------------------------------------------------------------------- data
+
+
+def page_data(report: Report, command: Sequence[str] | None = None) -> dict[str, Any]:
+    """Everything the page's script renders, as JSON-ready lists (indices into the axes)."""
+    p = report.prepared
+    metrics = {m: i for i, m in enumerate(p.metrics)}
+    methods = {m: i for i, m in enumerate(p.methods)}
+    blocks = {b: i for i, b in enumerate(p.blocks)}
+    datasets = list(dict.fromkeys(d for d, _ in p.blocks))
+    levels = _level_order(p.blocks)
+    data: dict[str, Any] = {
+        "digits": report.options.digits,
+        "reference": report.comparisons.reference if report.comparisons is not None else None,
+        "metrics": [[m, metric_name(m), bool(p.directions[m])] for m in p.metrics],
+        "methods": list(p.methods),
+        "datasets": datasets,
+        "levels": levels,
+        "blocks": [[datasets.index(d), levels.index(level)] for d, level in p.blocks],
+        "t2": _table2_cells(report, metrics, methods, blocks),
+        "cmp": [],
+        "wtl": None,
+        "ranks": _ranks(report, metrics, methods),
+        "units": unit_rows(report),
+        "prov": provenance(report, command),
+    }
+    if report.comparisons is not None and report.wtl is not None:
+        data["cmp"] = _comparisons(report, metrics, methods, blocks)
+        data["wtl"] = {
+            "test": wtl_table.describe_test(report.comparisons),
+            "baselines": [methods[b] for b in dict.fromkeys(report.wtl["baseline"])],
+            "rows": [
+                [methods[r.baseline], -1 if r.metric == "total" else metrics[r.metric]]
+                + [int(r.win), int(r.tie), int(r.loss)]
+                for r in report.wtl.itertuples(index=False)
+                if r.metric == "total" or r.metric in metrics
+            ],
+        }
+    return data
+
+
+def _level_order(blocks: list[tuple[str, str]]) -> list[str]:
+    """Noise levels in the order the report's rows use within a dataset."""
+    position: dict[str, list[int]] = {}
+    first: dict[str, int] = {}
+    for index, (dataset, level) in enumerate(blocks):
+        start = next(i for i, b in enumerate(blocks) if b[0] == dataset)
+        position.setdefault(level, []).append(index - start)
+        first.setdefault(level, index)
+    return sorted(position, key=lambda lv: (float(np.mean(position[lv])), first[lv]))
+
+
+def _table2_cells(report: Report, metrics, methods, blocks) -> list[list[Any]]:
+    """[metric, block, method, mean text, std text, best, mean, rank] per Table 2 cell.
+
+    The texts come from the function that writes table2.md; the rank is that of the mean
+    within its row in the metric's direction (1 = best, ties share the average rank), as
+    the Friedman test ranks block means.
+    """
+    summary = report.table2
+    if summary.empty:
+        return []
+    cells = table2_module._cells(summary, report.options.digits)
+    higher = summary["metric"].map(report.prepared.directions).astype(bool)
+    signed = summary["mean"].where(higher, -summary["mean"])
+    ranks = signed.groupby([summary["metric"], summary["dataset"], summary["level"]]).rank(
+        ascending=False, method="average"
+    )
+    out = []
+    for row, rank in zip(summary.itertuples(index=False), ranks, strict=True):
+        if row.metric not in metrics:
+            continue
+        mean_text, std_text, best = cells[(row.metric, row.dataset, row.level)][row.method]
+        out.append(
+            [
+                metrics[row.metric],
+                blocks[(row.dataset, row.level)],
+                methods[row.method],
+                mean_text,
+                std_text,
+                int(best),
+                _number(row.mean),
+                _number(rank),
+            ]
+        )
+    return out
+
+
+def _comparisons(report: Report, metrics, methods, blocks) -> list[list[int]]:
+    """[baseline, metric, block, 1 win / 0 tie / -1 loss] per tested comparison."""
+    code = dict(zip(OUTCOMES, (1, 0, -1), strict=True))
+    frame = report.comparisons.comparisons
+    return [
+        [methods[r.baseline], metrics[r.metric], blocks[(r.dataset, r.level)], code[r.outcome]]
+        for r in frame[["baseline", "metric", "dataset", "level", "outcome"]].itertuples(
+            index=False
+        )
+        if r.outcome in code and r.metric in metrics and (r.dataset, r.level) in blocks
+    ]
+
+
+def _ranks(report: Report, metrics, methods) -> list[list[Any]]:
+    """[metric, average rank per method (None if absent), N, p text, p, CD] per metric."""
+    rows = []
+    for metric, r in report.ranks.items():
+        if metric not in metrics:
+            continue
+        average = [None] * len(methods)
+        for method, rank in zip(r.friedman.methods, r.friedman.average_ranks, strict=True):
+            average[methods[method]] = _number(rank)
+        rows.append(
+            [
+                metrics[metric],
+                average,
+                int(r.friedman.n_blocks),
+                _pvalue(r.friedman.f_pvalue),
+                _number(r.friedman.f_pvalue),
+                _number(r.critical_difference),
+            ]
+        )
+    return rows
+
+
+def unit_rows(report: Report) -> list[list[str]]:
+    """[status, unit, error, where] for every unit or run that did not produce results.
+
+    Failures carry their own ``status`` column when the loader records one (e.g. timed out,
+    not applicable); without it they are "failed". Runs with a record but no results are
+    "incomplete".
+    """
+    rows = []
+    failures = report.loaded.failures
+    for row in failures.to_dict(orient="records"):
+        status = row.get("status")
+        rows.append(
+            [
+                str(status) if isinstance(status, str) and status else "failed",
+                str(row.get("unit", "")),
+                str(row.get("error", "")),
+                str(row.get("path", "")),
+            ]
+        )
+    for run_dir in report.loaded.incomplete:
+        rows.append(
+            ["incomplete", Path(run_dir).name, f"a run record but no {RESULTS_FILE}", str(run_dir)]
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------------- provenance
+
+
+def display_command(argv: Sequence[str] | None) -> str:
+    """A command line as the user typed it: ``python -m pmlbench ...``, ``pmlbench ...``."""
+    if not argv:
+        return NOT_RECORDED
+    program = Path(str(argv[0]))
+    if program.name == "__main__.py":
+        head = f"python -m {program.parent.name}"
+    else:
+        head = program.name
+    return " ".join([head, shlex.join(str(a) for a in argv[1:])]).strip()
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _run_info(source: Path, run_records: dict[Path, dict[str, Any] | None]) -> dict[str, Any]:
+    """Versions, git commit and command of the run behind one result source.
+
+    A results.csv or units.json is described by the run.json beside it (a run directory by
+    its own); a store record (finished or failed unit) carries versions and commit itself
+    and names its run directory, whose run.json holds the command.
+    """
+
+    def run_json(run_dir: Path) -> dict[str, Any]:
+        if run_dir not in run_records:
+            run_records[run_dir] = _read_json(run_dir / RUN_RECORD_FILE)
+        return run_records[run_dir] or {}
+
+    if source.is_dir() or source.name in (RESULTS_FILE, UNITS_FILE):
+        record = run_json(source if source.is_dir() else source.parent)
+        return {
+            "versions": record.get("versions") or {},
+            "git_commit": record.get("git_commit"),
+            "command": record.get("command"),
+        }
+    record = _read_json(source) or {}
+    run = record.get("run") or {}
+    command = record.get("command") or run.get("command")
+    if command is None and run.get("run_dir"):
+        command = run_json(Path(run["run_dir"])).get("command")
+    return {
+        "versions": run.get("versions") or record.get("versions") or {},
+        "git_commit": run.get("git_commit", record.get("git_commit")),
+        "command": command,
+    }
+
+
+def provenance(report: Report, command: Sequence[str] | None = None) -> dict[str, Any]:
+    """Where the results came from (versions, commits, command lines, from the run records
+    and store records of every result file read) and how this report was made."""
+    from pmlbench.runner.outputs import git_commit, package_versions
+
+    loaded = report.loaded
+    found = list(loaded.records["source"].astype(str)) if "source" in loaded.records else []
+    found += [str(p) for p in loaded.failures.get("path", [])]
+    found += [str(p) for p in loaded.incomplete]
+    sources = [Path(s) for s in dict.fromkeys(found)]
+    run_records: dict[Path, dict[str, Any] | None] = {}
+    commands: Counter[str] = Counter()
+    commits: Counter[str] = Counter()
+    versions: dict[str, Counter[str]] = {}
+    for source in sources:
+        info = _run_info(source, run_records)
+        commands[display_command(info["command"]) if info["command"] else NOT_RECORDED] += 1
+        commits[str(info["git_commit"] or NOT_RECORDED)] += 1
+        for package, version in (info["versions"] or {}).items():
+            versions.setdefault(str(package), Counter())[str(version)] += 1
+    now = package_versions()
+    try:
+        from pmlbench import __version__
+
+        now.setdefault("pmlbench", __version__)
+    except ImportError:  # pragma: no cover - the package always has a version
+        pass
+    packages = list(dict.fromkeys([*versions, *now]))
+    return {
+        "generated": time.strftime("%Y-%m-%d %H:%M %Z").strip(),
+        "report_command": display_command(list(command) if command is not None else sys.argv),
+        "report_commit": git_commit() or NOT_RECORDED,
+        "sources": len(sources),
+        "inputs": [str(f) for f in loaded.files],
+        "commands": [[c, n] for c, n in commands.most_common()],
+        "commits": [[c, n] for c, n in commits.most_common()],
+        "versions": [
+            [
+                package,
+                ", ".join(
+                    v if len(versions[package]) == 1 else f"{v} ({n})"
+                    for v, n in versions[package].most_common()
+                )
+                if package in versions
+                else "–",
+                now.get(package, "–"),
+            ]
+            for package in packages
+        ],
+    }
+
+
+# ---------------------------------------------------------------------------- sections
+
+
+def _section(anchor: str, title: str, lead: str, body: str) -> str:
+    lead_html = f'<p class="lead">{lead}</p>' if lead else ""
+    return f'<section class="panel" id="{anchor}"><h2>{_e(title)}</h2>{lead_html}{body}</section>'
+
+
+def _inline(text: str) -> str:
+    """Escape a line of the summary and keep its **bold** and `code`."""
+    text = _e(text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
+
+
+def markdown_html(markdown: str) -> str:
+    """The small Markdown the summary uses as HTML: ``##`` headings, bullets, ``**bold**``
+    and paragraphs; the top-level heading is dropped (the section has its own).
+
+    A line that is bold only (e.g. "**pml3er vs mlknn**") heads a group of bullets; groups
+    sit side by side in a grid, each folded under its heading and its "In total" line
+    when it has one (the other bullets are a click away).
+    """
+    tokens: list[tuple[str, str]] = []
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if not stripped or re.match(r"^# ", stripped):
+            continue
+        heading = re.match(r"^#{2,6} (.*)$", stripped)
+        group = re.fullmatch(r"\*\*(.+)\*\*", stripped)
+        if stripped.startswith("- "):
+            tokens.append(("li", stripped[2:]))
+        elif heading:
+            tokens.append(("h", heading.group(1)))
+        elif group:
+            tokens.append(("group", group.group(1)))
+        else:
+            tokens.append(("p", stripped))
+    out: list[str] = []
+    list_class = ""
+    i = 0
+    while i < len(tokens):
+        kind, text = tokens[i]
+        if kind == "h":
+            list_class = ' class="warnings"' if "warning" in text.lower() else ""
+            out.append(f"<h3>{_inline(text)}</h3>")
+            i += 1
+        elif kind == "p":
+            out.append(f"<p>{_inline(text)}</p>")
+            i += 1
+        elif kind == "li":
+            items = []
+            while i < len(tokens) and tokens[i][0] == "li":
+                items.append(f"<li>{_inline(tokens[i][1])}</li>")
+                i += 1
+            out.append(f"<ul{list_class}>{''.join(items)}</ul>")
+        else:
+            out.append('<div class="sum-grid">')
+            while i < len(tokens) and tokens[i][0] == "group":
+                title = tokens[i][1]
+                i += 1
+                items = []
+                while i < len(tokens) and tokens[i][0] == "li":
+                    items.append(tokens[i][1])
+                    i += 1
+                out.append(_summary_group(title, items))
+            out.append("</div>")
+    return "\n".join(out)
+
+
+def _summary_group(title: str, items: list[str]) -> str:
+    total = items[-1] if items and items[-1].startswith("In total") else None
+    shown = f"<strong>{_inline(title)}</strong>" + (f": {_inline(total)}" if total else "")
+    bullets = "".join(f"<li>{_inline(item)}</li>" for item in items if item is not total)
+    return (
+        f'<details class="sum-group"{"" if total else " open"}><summary>{shown}</summary>'
+        f"<ul>{bullets}</ul></details>"
+    )
+
+
+def _summary_section(summary: str) -> str:
+    return _section(
+        "summary",
+        "Summary",
+        "",
+        f'<div class="summary">{markdown_html(summary)}</div>',
+    )
+
+
+def _results_section() -> str:
+    return _section(
+        "results",
+        "Results per PML dataset",
+        "The paper's Table 2: rows are PML datasets (dataset × noise level), columns methods. "
+        "Click a column header to sort by it (methods: best first; click again to reverse); "
+        "the filters above apply to every table.",
+        '<div id="table2"><noscript>The tables need JavaScript; table2.md holds the same '
+        "numbers.</noscript></div>",
+    )
+
+
+def _wtl_section(report: Report) -> str:
+    lead = (
+        f"Win/tie/loss of {_e(report.comparisons.reference)} against each method, counted over "
+        "PML datasets: a win means the reference is significantly better in the metric's "
+        "direction (the paper's Table 3)."
+        if report.comparisons is not None
+        else ""
+    )
+    return _section("wtl-section", "Win/tie/loss", lead, '<div id="wtl"></div>')
+
+
+def _ranks_section(report: Report) -> str:
+    return _section(
+        "ranks-section",
+        "Average ranks across PML datasets",
+        "Friedman test over PML datasets with results for every method; ranks of the means "
+        f"over splits (1 = best), alpha {report.options.alpha:g}. The critical-difference "
+        "diagrams below draw the same ranks.",
+        '<div id="ranks"></div>',
+    )
+
+
+def _data_uri(path: Path) -> str:
+    mime = "image/svg+xml" if path.suffix == ".svg" else "image/png"
+    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+
+def _figure_metric(stem: str, metrics: Sequence[str]) -> str | None:
+    matches = [m for m in metrics if stem == m or stem.endswith("_" + m)]
+    return max(matches, key=len) if matches else None
+
+
+def _figures_section(figures: Sequence[Path], metrics: Sequence[str]) -> str:
+    """Figures grouped by kind, one per file stem (SVG preferred), embedded as data: URIs."""
+    chosen: dict[Path, Path] = {}
+    for path in figures:
+        path = Path(path)
+        if path.suffix not in (".svg", ".png") or not path.is_file():
+            continue
+        stem = path.with_suffix("")
+        if stem not in chosen or path.suffix == ".svg":
+            chosen[stem] = path
+    groups: dict[str, list[str]] = {}
+    for stem, path in chosen.items():
+        kind = stem.name.split("_", 1)[0]
+        kind = kind if kind in FIGURE_KINDS else "other"
+        metric = _figure_metric(stem.name, metrics)
+        what = metric_name(metric) if metric else stem.name
+        caption = FIGURE_KINDS.get(kind, ("Other figures", "Figure"))[1]
+        if kind == "sensitivity" and metric:
+            detail = stem.name[len("sensitivity_") : -len(metric) - 1]
+            caption += f" ({detail.replace('_', ' ', 1)})"
+        groups.setdefault(kind, []).append(
+            f'<figure data-metric="{_e(metric or "")}" data-kind="{_e(kind)}">'
+            f'<img src="{_data_uri(path)}" alt="{_e(caption)}: {_e(what)}" loading="eager">'
+            f"<figcaption>{_e(caption)}: {_e(what)} <code>{_e(path.name)}</code></figcaption>"
+            "</figure>"
+        )
+    if not groups:
+        return ""
+    order = [*FIGURE_KINDS, "other"]
+    body = "".join(
+        f'<div class="fig-group" data-kind="{kind}"><h3>'
+        f"{_e(FIGURE_KINDS.get(kind, ('Other figures',))[0])}</h3>"
+        f'<div class="figs">{"".join(groups[kind])}</div></div>'
+        for kind in order
+        if kind in groups
+    )
+    return _section(
+        "figures",
+        "Figures",
+        "The figures written under plots/, embedded in this page: click one to enlarge it. "
+        "The metric filter applies.",
+        body,
+    )
+
+
+def _units_section(units: list[list[str]]) -> str:
+    if not units:
+        body = '<div class="badges"><span class="badge ok">every unit finished</span></div>'
+    else:
+        counts = Counter(u[0] for u in units)
+        badges = "".join(
+            f'<span class="badge {_e(status)}">{n} {_e(status)}</span>'
+            for status, n in counts.most_common()
+        )
+        body = (
+            f'<div class="badges">{badges}</div>'
+            '<form class="filters" onsubmit="return false"><label>Status '
+            '<select id="f-status" data-key="status"></select></label></form>'
+            '<div id="units"></div>'
+        )
+    return _section(
+        "units-section",
+        "Units that did not finish",
+        "Failed, timed-out, not-applicable and incomplete units or runs the report found; "
+        "they contribute no numbers to the tables above.",
+        body,
+    )
+
+
+def _provenance_section(prov: dict[str, Any], report: Report) -> str:
+    o = report.options
+    settings = [
+        f"reference {o.reference}" if o.reference else "no reference",
+        f"test {o.test}",
+        f"correction {o.correction}",
+        f"alpha {o.alpha:g}",
+        f"post-hoc {o.posthoc}",
+        f"{o.digits} decimals",
+    ]
+    if o.where:
+        settings.append("where " + ", ".join(f"{k}={v}" for k, v in o.where.items()))
+    inputs = prov["inputs"]
+    shown = "".join(f"<li><code>{_e(i)}</code></li>" for i in inputs[:200])
+    more = f"<li>… and {len(inputs) - 200} more</li>" if len(inputs) > 200 else ""
+    items = [
+        ("report command", f'<pre class="cmd">{_e(prov["report_command"])}</pre>'),
+        ("report settings", _e("; ".join(settings))),
+        ("generated", _e(prov["generated"])),
+        ("pmlbench commit (report)", f"<code>{_e(prov['report_commit'])}</code>"),
+        (
+            "inputs",
+            f"{prov['sources']} runs or store units; {len(inputs)} result files or stores read"
+            f"<details><summary>list the inputs</summary><ul>{shown}{more}</ul></details>",
+        ),
+    ]
+    dl = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in items)
+    return _section(
+        "provenance",
+        "Provenance",
+        "How the results were computed, read from the run records (run.json) and result-store "
+        "records of every result file, and how this report was made.",
+        f'<dl class="kv">{dl}</dl><div id="prov-tables"></div>',
+    )
