@@ -233,3 +233,23 @@ def test_only_the_format_module_encodes_files(package, calls):
                     f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value.id}.{node.attr}"
                 )
     assert not found, "use pmlbench.runner.format instead:\n" + "\n".join(found)
+
+
+def test_run_records_carry_the_checkout_commit():
+    """run.json's git_commit names this checkout's HEAD (it silently became None once when the
+    module moved one package deeper)."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    from pmlbench.runner.outputs import git_commit
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    head = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    commit = git_commit()
+    assert commit is not None and re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit)
+    assert commit.split("-")[0] == head

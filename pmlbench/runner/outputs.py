@@ -51,7 +51,7 @@ def package_versions() -> dict[str, str]:
 
 def git_commit() -> str | None:
     """The commit of the pmlbench checkout this code runs from (None when installed)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # pmlbench/runner/outputs.py -> checkout
     if not (root / ".git").exists():
         return None
     try:
