@@ -40,7 +40,11 @@ def label_names_from_xml(path: str | Path) -> list[str]:
         raise PmlbenchError(
             f"cannot read Mulan XML label file {path} ({exc}); check the file"
         ) from None
-    names = [el.get("name") for el in root.iter() if el.tag.split("}")[-1] == "label"]
+    names = [
+        str(el.get("name"))
+        for el in root.iter()
+        if el.tag.split("}")[-1] == "label" and el.get("name")
+    ]
     if not names:
         raise PmlbenchError(f"Mulan XML file {path} declares no <label name=...> elements")
     return names

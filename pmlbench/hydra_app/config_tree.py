@@ -23,5 +23,6 @@ def config_dir() -> Path:
 def config_to_dict(cfg: DictConfig) -> dict[str, Any]:
     """The resolved config as plain data, without Hydra's own node."""
     container = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(container, dict)  # a DictConfig always converts to a dict
     container.pop("hydra", None)
-    return container
+    return {str(key): value for key, value in container.items()}

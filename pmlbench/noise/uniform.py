@@ -14,10 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from pmlbench.core.checks import check_label_matrix
-from pmlbench.core.parameters import Interval, Options, validate_parameters
+from pmlbench.core.parameters import Constraint, Interval, Options, validate_parameters
 
 ROUNDING = ("half_up", "half_even", "floor", "ceil")
-UNIFORM_CONSTRAINTS = {"rate": [Interval(float, 0, None)], "rounding": [Options(ROUNDING)]}
+UNIFORM_CONSTRAINTS: dict[str, list[Constraint]] = {
+    "rate": [Interval(float, 0, None)],
+    "rounding": [Options(ROUNDING)],
+}
 
 
 def noise_counts(cardinality: np.ndarray, n_labels: int, rate: float, rounding: str) -> np.ndarray:

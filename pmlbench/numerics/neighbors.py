@@ -68,7 +68,7 @@ def kneighbors(
             D[np.arange(stop - start), np.arange(start, stop)] = np.inf
         idx = _stable_smallest(D, k)
         indices[start:stop] = idx
-        if return_distance:
+        if distances is not None:
             distances[start:stop] = np.sqrt(np.take_along_axis(D, idx, axis=1))
     return (indices, distances) if return_distance else indices
 

@@ -318,6 +318,7 @@ def bayesian_comparisons(
         group_rope = np.array([_rope_per_metric(rope, m) for m in metrics], dtype=np.float64)
         _check_rope(group_rope)
         higher = np.array([bool(directions[m]) for m in metrics])
+        assert pair.ratio is not None  # paired_groups(sizes=True) always gives the ratio
         mean = np.full(len(pair.counts), np.nan)
         p_a, p_eq, p_b = mean.copy(), mean.copy(), mean.copy()
         for n in np.unique(pair.counts[pair.counts >= 2]):

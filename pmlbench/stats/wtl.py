@@ -90,6 +90,7 @@ def _batched(
             result = paired_ttest_many(ref[rows], base[rows])
             sizes = effect_sizes_many(ref[rows], base[rows])
         else:
+            assert ratio is not None  # the corrected test is only asked for with sizes
             result = corrected_resampled_ttest_many(ref[rows], base[rows], ratio[groups])
             sizes = effect_sizes_many(ref[rows], base[rows], ratio[groups])
         mean[groups], statistic[groups], pvalue[groups] = result
