@@ -74,18 +74,10 @@ def test_plugin_presets_are_valid_group_choices():
         check_group_choices(["method=cwbr_coc"], found)
 
 
-def test_preset_searchpath_is_merged_with_the_users():
+def test_preset_packages_are_found_through_their_entry_point():
     source = presets.PresetSource("pmlbench_example.conf", "pmlbench-example")
     assert source in presets.preset_sources()
-    path = source.searchpath
-    assert path == "pkg://pmlbench_example.conf"
-    argv = presets.with_preset_searchpath(["--cfg", "job", "method=cwbr"])
-    assert argv[:2] == ["--cfg", "job"] and argv[-1] == "method=cwbr"
-    assert argv[2].startswith("hydra.searchpath=[") and path in argv[2]
-    assert presets.with_preset_searchpath(["--info"])[1] == "--info"
-    merged = presets.with_preset_searchpath(["hydra.searchpath=[file:///mine]", "seed=1"])
-    assert merged[0].startswith("hydra.searchpath=[file:///mine,") and path in merged[0]
-    assert merged[1:] == ["seed=1"]
+    assert source.searchpath == "pkg://pmlbench_example.conf"
 
 
 def test_a_broken_preset_entry_point_names_its_distribution(monkeypatch, tmp_path):

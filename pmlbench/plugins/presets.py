@@ -7,7 +7,8 @@ entry point in the ``pmlbench.presets`` group whose value is an importable packa
     [project.entry-points."pmlbench.presets"]
     my-dist = "my_package.conf"
 
-Each such package is appended to Hydra's config search path (``pkg://my_package.conf``), so
+Each such package is appended to Hydra's config search path (``pkg://my_package.conf``, by the
+SearchPathPlugin in ``hydra_plugins/pmlbench_searchpath``), so
 ``method=<preset>`` works exactly like a preset in ``conf/method/``. pmlbench's own files come
 first on the path: a plugin cannot shadow them.
 """
@@ -22,7 +23,6 @@ from pathlib import Path
 from pmlbench.errors import PluginError
 
 GROUP = "pmlbench.presets"
-_SEARCHPATH = "hydra.searchpath="
 
 
 @dataclass(frozen=True)
@@ -77,20 +77,3 @@ def plugin_presets(groups: list[str]) -> dict[str, set[str]]:
         for group in groups:
             found[group] |= {p.stem for p in (folder / group).glob("*.yaml")}
     return found
-
-
-def with_preset_searchpath(argv: list[str]) -> list[str]:
-    """Hydra overrides plus the preset packages on ``hydra.searchpath`` (merged with the user's)."""
-    paths = [source.searchpath for source in preset_sources()]
-    if not paths:
-        return list(argv)
-    for i, arg in enumerate(argv):
-        if arg.startswith(_SEARCHPATH):
-            given = arg[len(_SEARCHPATH) :].strip()
-            inner = given[1:-1].strip() if given.startswith("[") and given.endswith("]") else given
-            merged = ",".join([p for p in [inner] if p] + paths)
-            return [*argv[:i], f"{_SEARCHPATH}[{merged}]", *argv[i + 1 :]]
-    # next to the other overrides: argparse rejects overrides split by options such as --cfg
-    # (and first when there is none, where no option such as --info can take it as its value)
-    at = next((i for i, a in enumerate(argv) if "=" in a and not a.startswith("-")), 0)
-    return [*argv[:at], f"{_SEARCHPATH}[{','.join(paths)}]", *argv[at:]]
