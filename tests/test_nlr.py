@@ -1,0 +1,218 @@
+"""NLR against the authors' NLR.m run in GNU Octave (committed numbers, no Octave needed), the
+primal and dual forms, sparse input, the demo's scaling and threshold, and parameter checks.
+
+tests/fixtures/nlr/reference.npz holds the inputs and Octave's outputs; the script beside it
+(make_reference.py) produced them and regenerates them. Only the last test runs Octave.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import pmlbench.methods.nlr as nlr_module
+from pmlbench.errors import NotApplicable, PmlbenchError
+from pmlbench.methods.nlr import NLR, minmax_rows, nlr_solve
+from pmlbench.plugins import registry
+
+FIXTURES = Path(__file__).parent / "fixtures" / "nlr"
+REFERENCE = np.load(FIXTURES / "reference.npz")
+META = json.loads(str(REFERENCE["meta"]))
+CASES = {case["name"]: case for case in META["cases"]}
+RTOL = 1e-6
+
+
+def case_data(name: str, reference=REFERENCE):
+    """(X_train, Y_train, X_test, parameters) of one reference case."""
+    case = CASES[name]
+    X, C = reference[f"{case['data']}_X"], reference[f"{case['data']}_C"]
+    train = reference[f"{case['data']}_train"]
+    if case["fold"] is not None:
+        train = train[case["fold"]]
+    params = {"beta": case["beta"], "gamma": case["gamma"], "lam": case["lam"]}
+    return X[train], C[train], X[~train], params
+
+
+def relative_error(actual: np.ndarray, expected: np.ndarray) -> float:
+    """Largest |actual − expected| relative to the expected entry (near zero: to 1e-6 x max)."""
+    floor = RTOL * np.abs(expected).max()
+    return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), floor)))
+
+
+def check_against_reference(model: NLR, name: str, X_test: np.ndarray) -> None:
+    assert np.array_equal(model.noisy_labels_, REFERENCE[f"{name}_N"]), "N differs"
+    assert relative_error(model.W1_, REFERENCE[f"{name}_W1"]) < RTOL
+    assert relative_error(model.raw_scores(X_test), REFERENCE[f"{name}_raw"]) < RTOL
+    # scaled scores lie in [0, 1] and are exactly 0 at each row's minimum: compare absolutely
+    np.testing.assert_allclose(
+        model.decision_function(X_test), REFERENCE[f"{name}_scaled"], rtol=0, atol=RTOL
+    )
+    assert np.array_equal(model.predict(X_test), REFERENCE[f"{name}_pred"])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_scores_match_the_authors_code(name):
+    X_train, Y_train, X_test, params = case_data(name)
+    model = NLR(**params).fit(X_train, Y_train)
+    assert model.diagnostics_["form"] == ("dual" if name.startswith("wide") else "primal")
+    check_against_reference(model, name, X_test)
+
+
+@pytest.mark.parametrize("name", ["synth_demo", "synth_second", "wide_demo"])
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_both_forms_match_where_features_are_on_one_scale(name, form):
+    X_train, Y_train, X_test, params = case_data(name)
+    check_against_reference(NLR(form=form, **params).fit(X_train, Y_train), name, X_test)
+
+
+def test_dual_form_loses_precision_on_raw_birds_features():
+    """Documented: K = XXᵀ is dominated by two features of scale 1e4-1e5, so the kernel form
+    agrees to only about 3e-5 relative; the labels and the noisy-label matrix still agree."""
+    X_train, Y_train, X_test, params = case_data("birds_fold1")
+    model = NLR(form="dual", **params).fit(X_train, Y_train)
+    assert np.array_equal(model.noisy_labels_, REFERENCE["birds_fold1_N"])
+    raw, expected = model.raw_scores(X_test), REFERENCE["birds_fold1_raw"]
+    assert np.abs(raw - expected).max() / np.abs(expected).max() < 1e-3
+    assert np.array_equal(model.predict(X_test), REFERENCE["birds_fold1_pred"])
+
+
+def test_sparse_features_give_the_same_fit():
+    X_train, Y_train, X_test, params = case_data("wide_demo")
+    for form in ("primal", "dual"):
+        model = NLR(form=form, **params).fit(sp.csr_matrix(X_train), Y_train)
+        check_against_reference(model, "wide_demo", sp.csr_matrix(X_test))
+
+
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_scores_on_the_candidates_alone_change_nothing(form, monkeypatch):
+    """With few candidates, step 3 computes X(W1 − W2) only where it is read; forcing the
+    full product instead gives the same run."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(120, 40 if form == "dual" else 15))
+    Y = (rng.random((120, 30)) < 0.05).astype(np.uint8)
+    Y[np.arange(120), rng.integers(0, 30, size=120)] = 1
+    assert 10 * Y.sum() < Y.size  # the candidate-only path applies
+    fast = nlr_solve(X, Y, 1.0, 0.5, 1.6, form=form)
+    monkeypatch.setattr(nlr_module, "_MAX_GATHERED", 0)
+    full = nlr_solve(X, Y, 1.0, 0.5, 1.6, form=form)
+    assert fast.N.any() and np.array_equal(fast.N, full.N)
+    assert fast.n_changed == full.n_changed
+    np.testing.assert_allclose(fast.W1, full.W1, rtol=1e-12, atol=0)
+
+
+def test_noisy_labels_are_mostly_the_false_candidates():
+    X_train, Y_train, _, params = case_data("synth_second")
+    truth = REFERENCE["synth_Y"][REFERENCE["synth_train"]]
+    N = NLR(**params).fit(X_train, Y_train).noisy_labels_.astype(bool)
+    assert not (N & (Y_train == 0)).any()  # only candidates can be noisy
+    false_candidates = (Y_train == 1) & (truth == 0)
+    precision = (N & false_candidates).sum() / N.sum()
+    assert precision > 0.75 > false_candidates.sum() / Y_train.sum()
+
+
+def test_update_rule_for_noisy_labels():
+    """Step 3 in closed form: a candidate is noisy iff (X W1 − X W2) < 1 − λ/2 there."""
+    X_train, Y_train, _, params = case_data("synth_second")
+    solution = nlr_solve(X_train, Y_train, **params, max_iter=7)
+    # N after iteration 7 comes from the W's of iteration 7
+    gap = X_train @ (solution.W1 - solution.W2)
+    expected = (Y_train == 1) & (gap < 1 - params["lam"] / 2)
+    assert np.array_equal(solution.N.astype(bool), expected)
+
+
+def test_min_max_scaling_and_threshold():
+    raw = np.array([[1.0, 3.0, 2.0, 2.9], [5.0, 5.0, 5.0, 5.0], [-1.0, 0.0, -0.5, -0.05]])
+    scaled = minmax_rows(raw)
+    np.testing.assert_allclose(scaled[0], [0.0, 1.0, 0.5, 0.95])
+    assert (scaled[1] == 0).all()  # a flat row: 0 everywhere instead of the demo's 0/0
+    model = NLR()
+    model.W1_ = np.eye(4)
+    model.n_features_in_ = 4
+    predicted = model.predict(raw)
+    assert predicted.tolist() == [[0, 1, 0, 1], [0, 0, 0, 0], [0, 1, 0, 1]]
+    # the demo's rule is strict: a scaled score of exactly the threshold is not enough
+    model.threshold = 0.5
+    assert model.predict(raw)[0].tolist() == [0, 1, 0, 1]
+
+
+@pytest.mark.parametrize(
+    ("params", "key"),
+    [
+        ({"gamma": 0}, "method.gamma"),
+        ({"beta": -1}, "method.beta"),
+        ({"lam": float("nan")}, "method.lam"),
+        ({"max_iter": 0}, "method.max_iter"),
+        ({"max_iter": 2.5}, "method.max_iter"),
+        ({"threshold": 1.5}, "method.threshold"),
+        ({"form": "kernel"}, "method.form"),
+        ({"blas_threads": 0}, "method.blas_threads"),
+        ({"max_order": 0}, "method.max_order"),
+    ],
+)
+def test_bad_parameters_are_one_line_errors(params, key):
+    X_train, Y_train, _, _ = case_data("synth_demo")
+    with pytest.raises(PmlbenchError, match=key) as error:
+        NLR(**params).fit(X_train, Y_train)
+    assert "\n" not in str(error.value)
+
+
+def test_systems_over_the_cap_are_refused_before_any_work():
+    X_train, Y_train, _, params = case_data("wide_demo")  # 50 training instances, 90 features
+    NLR(max_order=50, **params).fit(X_train, Y_train)
+    with pytest.raises(NotApplicable, match="method.max_order=null") as error:
+        NLR(max_order=49, **params).fit(X_train, Y_train)
+    assert "50 x 50 eigendecomposition" in str(error.value)
+    assert "\n" not in str(error.value)
+    with pytest.raises(NotApplicable, match="90 x 90"):
+        NLR(max_order=80, form="primal", **params).fit(X_train, Y_train)
+    NLR(max_order=None, form="primal", **params).fit(X_train, Y_train)
+
+
+def test_wrong_feature_count_at_test_time():
+    X_train, Y_train, X_test, params = case_data("synth_demo")
+    model = NLR(**params).fit(X_train, Y_train)
+    with pytest.raises(PmlbenchError, match="fitted on 12 features"):
+        model.decision_function(X_test[:, :5])
+
+
+def test_registered_with_the_demo_defaults():
+    cls = registry.load("method", "nlr")
+    assert cls is NLR
+    model = cls()
+    assert (model.beta, model.gamma, model.lam, model.max_iter, model.threshold) == (
+        100.0,
+        10.0,
+        2.1,
+        100,
+        0.9,
+    )
+
+
+def test_regenerated_reference_matches_the_committed_one(tmp_path):
+    """Run the authors' NLR.m again in Octave (optional: needs octave-cli and a copy of the
+    authors' repository in NLR_SOURCE) and compare with the committed numbers."""
+    if shutil.which("octave-cli") is None:
+        pytest.skip("octave-cli is not installed (Debian package 'octave')")
+    source = os.environ.get("NLR_SOURCE")
+    if not source:
+        pytest.skip("set NLR_SOURCE to a checkout of github.com/Yangfc-ML/NLR to regenerate")
+    out = tmp_path / "reference.npz"
+    subprocess.run(
+        [sys.executable, str(FIXTURES / "make_reference.py"), "--source", source, "--out", out],
+        check=True,
+        capture_output=True,
+    )
+    fresh = np.load(out)
+    for name in CASES:
+        assert np.array_equal(fresh[f"{name}_N"], REFERENCE[f"{name}_N"])
+        assert np.array_equal(fresh[f"{name}_pred"], REFERENCE[f"{name}_pred"])
+        for part in ("W1", "raw"):
+            assert relative_error(fresh[f"{name}_{part}"], REFERENCE[f"{name}_{part}"]) < RTOL
