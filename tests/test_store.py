@@ -110,15 +110,19 @@ def test_key_keeps_what_learned_bipartition_rules_read():
     assert key(training_scores="train", cv=3) == key(training_scores="train", cv=5)
 
 
-def test_key_covers_the_method_source():
+def test_key_covers_the_code():
     description = unit_description(spec(), 0)
-    assert description["code"]["method"] and description["code"]["dataset"]
+    code = description["code"]
+    assert code["plugins"]["pmlbench"] and code["pmlbench"]
+    assert set(code["libraries"]) == {"numpy", "scipy", "scikit-learn"}
+    assert description["files"] == {}  # no config string names a file
     assert "code" not in unit_description(spec(), 0, fingerprints=False)
 
 
 def test_store_write_is_atomic_and_temp_files_are_ignored(tmp_path):
     store = ResultStore(tmp_path)
     record = {"key": "k1", "status": "done", "records": [{"metric": "m", "value": 0.5}]}
+    assert store.load("k1") is None
     store.save(record)
     # a writer killed mid-write leaves only its temporary file: simulate one in a subprocess
     code = (
@@ -133,6 +137,8 @@ def test_store_write_is_atomic_and_temp_files_are_ignored(tmp_path):
     leftovers = list(tmp_path.glob(".k2.json.*.tmp"))
     assert len(leftovers) == 1 and leftovers[0].read_text().startswith('{"key": "k2"')
     assert not store.is_done("k2") and store.load("k2") is None
+    # a record without a unit description is listed by readers, never reused by a run
+    assert store.load("k1") is None and "k1.json" in str(next(iter(store.damaged)))
     assert [r["key"] for r in iter_records(tmp_path)] == ["k1"]
     assert load_records(tmp_path)["unit_key"].tolist() == ["k1"]
 
@@ -307,23 +313,24 @@ def test_methods_share_the_cached_knn_graph(tmp_path):
 
 
 def test_load_records_keeps_the_newest_record_of_a_unit(tmp_path):
+    from pmlbench.runner.units import content_key
+
     store = ResultStore(tmp_path)
-    unit = {"dataset": {"name": "genbase"}, "split": 0}
-    for key, code, when, value in (
-        ("old", "a", 1.0, 0.1),
-        ("new", "b", 2.0, 0.2),
-        ("other", "a", 1.0, 0.3),
+    unit = {"schema": 2, "dataset": {"name": "genbase"}, "metrics": ["m"], "split": 0}
+    for code, schema, files, when, value, split in (
+        ("a", 1, {}, 1.0, 0.1, 0),
+        ("b", 2, {"dataset.path": {"x": "1"}}, 2.0, 0.2, 0),  # other code, files and schema
+        ("a", 2, {}, 1.0, 0.3, 1),
     ):
-        description = {**unit, "code": {"method": code}}
-        if key == "other":
-            description["split"] = 1
+        description = {**unit, "schema": schema, "split": split}
+        description.update(code={"plugins": {"p": code}}, files=files)
         store.save(
             {
-                "key": key,
+                "key": content_key(description),
                 "status": "done",
                 "unit": description,
                 "run": {"unix_time": when},
-                "records": [{"value": value}],
+                "records": [{"metric": "m", "split": split, "value": value}],
             }
         )
     assert sorted(load_records(tmp_path)["value"]) == [0.2, 0.3]
@@ -331,12 +338,14 @@ def test_load_records_keeps_the_newest_record_of_a_unit(tmp_path):
 
 
 def test_a_plugin_that_fails_to_import_keeps_its_key(monkeypatch):
-    """Its failure record must carry the key a later successful run stores under."""
+    """Its failure record must carry the key a later successful run stores under: keys are
+    computed without importing any plugin."""
     from pmlbench.errors import PluginError
     from pmlbench.plugins import registry
     from pmlbench.runner.units import plugin_fingerprint
 
     working = plugin_fingerprint("method", "pml_ni")
+    key = unit_key(spec(method={"name": "pml_ni"}), 0)
 
     def broken_load(self):
         raise PluginError(f"{self.label} failed to import (ImportError: simulated)")
@@ -344,3 +353,4 @@ def test_a_plugin_that_fails_to_import_keeps_its_key(monkeypatch):
     monkeypatch.setattr(registry.PluginInfo, "load", broken_load)
     assert working is not None
     assert plugin_fingerprint("method", "pml_ni") == working
+    assert unit_key(spec(method={"name": "pml_ni"}), 0) == key

@@ -9,10 +9,16 @@ reused by every method, grid point and rerun that needs them::
 The key is a digest of the namespace and the key parts (arrays by their bytes, dtype and
 shape), so different data never share an entry, and any caller computing the same namespace from
 the same parts shares it (PML3ER, PARTICLE and ML-kNN share one kNN graph per split). The
-key also holds pmlbench's version; after changing the code that computes an entry within
-one version, delete the cache directory. Entries are written to a temporary file and
+key also holds the code that computes entries (:func:`code_digest`: pmlbench's own source
+and the major.minor versions of numpy, scipy and scikit-learn), so an edit of pmlbench or
+an upgrade of those libraries starts new entries; the cache is shared across methods, whose
+own distributions do not enter the key. Entries are written to a temporary file and
 renamed into place: parallel jobs racing for one entry both compute it and the last rename
 wins with identical content; a reader sees a complete file or none.
+
+Every entry carries a digest of its arrays in its manifest, checked on every read. An entry
+that cannot be used (not a zip file, a bad CRC, a digest that does not match, another
+format) is recomputed and replaced, with a warning naming the file.
 
 The cache is off unless a directory is set: the ``PMLBENCH_CACHE_DIR`` environment
 variable, which the command line sets from the config key ``cache_dir`` (default
@@ -26,6 +32,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,10 +41,12 @@ import scipy.sparse as sp
 
 from pmlbench import __version__
 from pmlbench.core.atomic import atomic_write
+from pmlbench.core.console import print_warning
 from pmlbench.core.digest import content_digest
+from pmlbench.core.fingerprint import library_versions, pmlbench_source_digest
 
 ENV_VAR = "PMLBENCH_CACHE_DIR"
-FORMAT = 1
+FORMAT = 2  # 2: the manifest holds a digest of the arrays
 stats: Counter = Counter()  # "hit" / "miss" per namespace, for diagnostics and tests
 
 T = TypeVar("T")
@@ -103,7 +112,7 @@ def _decode(layout: Any, arrays: Any) -> Any:
 def _write(path: Path, value: Any) -> None:
     arrays: dict[str, np.ndarray] = {}
     layout = _encode(value, arrays, "v")
-    manifest = json.dumps({"format": FORMAT, "layout": layout})
+    manifest = json.dumps({"format": FORMAT, "layout": layout, "digest": content_digest(arrays)})
 
     def save(tmp: Path) -> None:
         with open(tmp, "wb") as handle:
@@ -112,17 +121,43 @@ def _write(path: Path, value: Any) -> None:
     atomic_write(path, save)
 
 
+class DamagedEntry(ValueError):
+    """A cache entry that cannot be used."""
+
+
 def _read(path: Path) -> Any:
-    with np.load(path, allow_pickle=False) as data:
-        manifest = json.loads(str(data["__manifest__"]))
-        if manifest.get("format") != FORMAT:
-            raise ValueError("old cache format")
-        arrays = {name: data[name] for name in data.files if name != "__manifest__"}
-    return _decode(manifest["layout"], arrays)
+    """The value an entry holds.
+
+    Raises:
+        DamagedEntry: the file is no readable entry of this format, or its arrays do not
+            match the digest in its manifest.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            manifest = json.loads(str(data["__manifest__"]))
+            arrays = {name: data[name] for name in data.files if name != "__manifest__"}
+    except Exception as exc:  # BadZipFile, bad CRC, EOFError, KeyError, ValueError, ...
+        raise DamagedEntry(f"unreadable ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise DamagedEntry("not an entry of this cache format")
+    if content_digest(arrays) != manifest.get("digest"):
+        raise DamagedEntry("its arrays do not match the digest in its manifest")
+    try:
+        return _decode(manifest["layout"], arrays)
+    except Exception as exc:  # a layout naming arrays the entry lacks, ...
+        raise DamagedEntry(f"its layout is unusable ({type(exc).__name__}: {exc})") from exc
+
+
+@cache
+def code_digest() -> str:
+    """A digest of the code that computes entries: pmlbench's source and the major.minor
+    versions of numpy, scipy and scikit-learn. Taken once per process, since a process runs
+    the code it imported."""
+    return content_digest(pmlbench_source_digest(), library_versions())
 
 
 def entry_path(namespace: str, key_parts: Any, root: Path) -> Path:
-    digest = content_digest(namespace, key_parts, FORMAT, __version__)
+    digest = content_digest(namespace, key_parts, FORMAT, __version__, code_digest())
     return root / namespace / digest[:2] / f"{digest}.npz"
 
 
@@ -141,8 +176,9 @@ def cached_array(namespace: str, key_parts: Any, compute: Callable[[], T]) -> T:
     if path.is_file():
         try:
             value = _read(path)
-        except (OSError, ValueError, KeyError):
-            pass  # unreadable or from an older format: recompute and replace it
+        except DamagedEntry as exc:
+            stats[f"{namespace}:damaged"] += 1
+            print_warning(f"damaged cache entry {path}: {exc}; recomputing and replacing it")
         else:
             stats[f"{namespace}:hit"] += 1
             return value

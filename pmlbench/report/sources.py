@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pmlbench.core.console import print_warning
 from pmlbench.errors import PmlbenchError
 from pmlbench.runner.format import (
     HYDRA_DIR,
@@ -66,11 +67,16 @@ class LoadedResults:
 
 
 def read_store(path: Path) -> LoadedResults | None:
-    """Finished and failed units of a result store (None when ``path`` holds no units)."""
-    from pmlbench.runner.store import load_failures, load_records
+    """Finished and failed units of a result store (None when ``path`` holds no units).
 
-    records, failed = load_records(path), load_failures(path)
-    if records.empty and failed.empty:
+    Damaged unit files (pmlbench.runner.store.record_problem) are left out of the results,
+    named in a warning each and listed with the failures, status ``damaged``.
+    """
+    from pmlbench.runner.store import Damaged, load_failures, load_records
+
+    damaged: list[Damaged] = []
+    records, failed = load_records(path, damaged=damaged), load_failures(path)
+    if records.empty and failed.empty and not damaged:
         return None
     if not records.empty:
         records["source"] = [str(store_record_path(path, k)) for k in records["unit_key"]]
@@ -82,9 +88,29 @@ def read_store(path: Path) -> LoadedResults | None:
         },
         columns=FAILURE_COLUMNS,
     )
+    if damaged:
+        rows = _damaged_rows(damaged)
+        failures = rows if failures.empty else pd.concat([failures, rows], ignore_index=True)
     return LoadedResults(
         records=records, files=[path] if not records.empty else [], failures=failures
     )
+
+
+def _damaged_rows(damaged: list) -> pd.DataFrame:
+    """One failure row (status ``damaged``) per damaged store file, each named in a warning."""
+    rows = []
+    for item in damaged:
+        advice = "left out; rerunning its job recomputes and replaces it"
+        print_warning(f"damaged store file {item.path}: {item.problem}; {advice}")
+        rows.append(
+            {
+                "path": str(item.path),
+                "unit": f"store file {Path(item.path).name}",
+                "error": f"damaged: {item.problem} ({advice})",
+                "status": "damaged",
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _describe_unit(row: dict) -> str:

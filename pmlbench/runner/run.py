@@ -132,7 +132,12 @@ class UnitRunner:
         return self._meta
 
     def stored(self, split: int) -> tuple[dict[str, Any], SplitResult] | None:
-        """The stored record and split of a finished unit, unless recomputing."""
+        """The stored record and split of a finished unit, unless recomputing.
+
+        The store hands out only a record that agrees with this run's key (its description,
+        split and metrics; ResultStore.load), and predictions only when they match the
+        digest in that record; a damaged file is named in a warning and the unit recomputed.
+        """
         if self.store is None or self.recompute:
             return None
         key = self.keys[split]
@@ -143,7 +148,7 @@ class UnitRunner:
         if result is None:
             return None
         if self.spec.save_predictions:
-            arrays = self.store.load_arrays(key)
+            arrays = self.store.load_arrays(key, record.get("arrays_digest"))
             if arrays is None:
                 return None
             result.arrays = arrays

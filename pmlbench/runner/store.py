@@ -12,16 +12,26 @@ Every file is written to a temporary file beside it and renamed into place
 none; readers skip the temporary files (``.<name>.<random>.tmp``). A unit is done when its
 ``<key>.json`` exists; a failure file is removed when the unit later succeeds.
 
+A record is used only when it parses and agrees with its key: the description it holds
+hashes to the key it is stored under, and its rows hold that unit's split and each of its
+metrics once (:func:`record_problem`); stored predictions must match the digest their
+record holds. Anything else is *damaged*: a run warns, naming the file, recomputes the unit
+and replaces the file; readers list damaged files (:func:`iter_damaged`,
+:func:`load_damaged`) and read the rest.
+
 Readers for reports: :func:`iter_records` / :func:`load_records` (finished units) and
 :func:`iter_failures` / :func:`load_failures` (failed ones).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +39,13 @@ import numpy as np
 import pandas as pd
 
 from pmlbench.core.atomic import atomic_write, atomic_write_text
+from pmlbench.core.console import print_warning
+from pmlbench.core.digest import content_digest
 from pmlbench.errors import PmlbenchError
 from pmlbench.runner.format import (
     NOISE_PREFIX,
     PARAM_PREFIX,
+    STORE_RECORD_SUFFIX,
     from_json,
     load_npz,
     prefixed_columns,
@@ -62,6 +75,7 @@ class ResultStore:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+        self.damaged: dict[Path, str] = {}  # damaged files met by this instance (warned once)
 
     def __repr__(self) -> str:
         return f"ResultStore({str(self.root)!r})"
@@ -79,23 +93,46 @@ class ResultStore:
         return self.record_path(key).is_file()
 
     def load(self, key: str) -> dict[str, Any] | None:
-        """The finished unit's record, or None when the unit is not done."""
-        return _read_json(self.record_path(key))
+        """The finished unit's record, or None when the unit is not done or its file is
+        damaged (:func:`record_problem`; a warning names the file, which the unit's
+        recomputation replaces)."""
+        path = self.record_path(key)
+        record, problem = load_record(path, key, strict=True)
+        if problem is not None:
+            self._warn_damaged(path, problem)
+            return None
+        return record
 
-    def load_arrays(self, key: str) -> dict[str, np.ndarray] | None:
+    def load_arrays(self, key: str, digest: str | None = None) -> dict[str, np.ndarray] | None:
+        """The unit's stored predictions, or None when absent, unreadable or (given the
+        ``arrays_digest`` of its record) not the arrays the record was written with."""
         path = self.arrays_path(key)
         if not path.is_file():
             return None
         try:
-            return load_npz(path)
-        except (OSError, ValueError):
+            arrays = load_npz(path)
+        except Exception as exc:  # BadZipFile, bad CRC, EOFError, ...: recompute and replace
+            self._warn_damaged(path, f"unreadable ({type(exc).__name__}: {exc})")
             return None
+        if digest is not None and arrays_digest(arrays) != digest:
+            self._warn_damaged(path, "its arrays do not match the digest in the unit's record")
+            return None
+        return arrays
+
+    def _warn_damaged(self, path: Path, problem: str) -> None:
+        if path not in self.damaged:
+            print_warning(
+                f"damaged store file {path}: {problem}; recomputing the unit and replacing it"
+            )
+        self.damaged[path] = problem
 
     def save(self, record: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> Path:
-        """Write a finished unit (arrays first: the JSON record marks the unit done)."""
+        """Write a finished unit (arrays first: the JSON record marks the unit done). With
+        arrays, the record gets their digest (``arrays_digest``), checked when they are read."""
         key = record["key"]
         if arrays:
             atomic_write(self.arrays_path(key), lambda p: save_npz(p, arrays))
+            record = {**record, "arrays_digest": arrays_digest(arrays)}
         path = atomic_write_text(self.record_path(key), to_json(record))
         self.failure_path(key).unlink(missing_ok=True)
         return path
@@ -113,6 +150,111 @@ def _read_json(path: Path) -> dict[str, Any] | None:
         return None  # unreadable: treated as absent, the unit is rerun and the file replaced
 
 
+def arrays_digest(arrays: dict[str, Any]) -> str:
+    """The content digest of a unit's named arrays, as stored in its record."""
+    return content_digest({name: np.asarray(value) for name, value in arrays.items()})
+
+
+@dataclass(frozen=True)
+class Damaged:
+    """A store file that cannot be used: where it is and what is wrong with it."""
+
+    path: Path
+    problem: str
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _describe(value: Any) -> str:
+    kind = {list: "a JSON list", str: "a JSON string", type(None): "null"}.get(type(value))
+    return kind or f"a JSON {type(value).__name__}"
+
+
+def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None:
+    """What makes a finished-unit record stored under ``key`` unusable (None: nothing).
+
+    The record must be a mapping with status ``done`` and key ``key``; a unit description
+    written by pmlbench (one with a ``schema``, or any with ``strict``) must hash to ``key``
+    (pmlbench.runner.units.content_key), so it is the unit that was asked for; its rows must
+    be those of that unit's split with each of its metrics exactly once and a number each;
+    with ``strict`` (a run about to reuse the record) the per-split details must agree too.
+    """
+    from pmlbench.runner.units import content_key
+
+    if not isinstance(record, dict):
+        return f"holds {_describe(record)}, not a unit record"
+    if record.get("status") != "done":
+        return f"its status is {record.get('status')!r}, not 'done'"
+    if record.get("key") != key:
+        return f"holds the record of unit {record.get('key')!r}"
+    unit = record.get("unit")
+    if strict or (isinstance(unit, dict) and "schema" in unit):
+        if not isinstance(unit, dict):
+            return "holds no unit description"
+        try:
+            matches = content_key(unit) == key
+        except (PmlbenchError, TypeError, ValueError):
+            matches = False
+        if not matches:
+            return "its unit description does not match its key"
+    unit = unit if isinstance(unit, dict) else {}
+    rows = record.get("records")
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("metric"), str) and _is_number(r.get("value"))
+        for r in rows
+    ):
+        return "its result rows are malformed"
+    if "split" in unit and any(r.get("split", unit["split"]) != unit["split"] for r in rows):
+        return f"its rows are not those of split {unit['split']}"
+    metrics = unit.get("metrics")
+    found = Counter(r["metric"] for r in rows)
+    if isinstance(metrics, list) and found != Counter(metrics):
+        return f"its rows hold the metrics {sorted(found.elements())}, not {sorted(metrics)}"
+    if strict:
+        return _split_problem(record, unit, found)
+    return None
+
+
+def _split_problem(record: dict[str, Any], unit: dict[str, Any], found: Counter) -> str | None:
+    """What is wrong with the per-split details and summaries a run rebuilds its results from."""
+    split = record.get("split")
+    if not isinstance(split, dict) or split.get("index") != unit.get("split"):
+        return f"its split details are not those of split {unit.get('split')}"
+    values = split.get("values")
+    if not isinstance(values, dict) or set(values) != set(found):
+        return "its split details do not hold the unit's metrics"
+    rows = {r["metric"]: r["value"] for r in record["records"]}
+    for name, value in values.items():
+        if not _is_number(value) or not (
+            value == rows[name] or (math.isnan(value) and math.isnan(rows[name]))
+        ):
+            return f"its split details and rows disagree on {name}"
+    if not isinstance(record.get("dataset"), dict) or not isinstance(record.get("noise"), str):
+        return "it lacks the dataset summary or the noise model's name"
+    return None
+
+
+def load_record(
+    path: Path, key: str, *, strict: bool = False
+) -> tuple[dict[str, Any] | None, str | None]:
+    """(record, problem) of the finished-unit file at ``path``: (None, None) when there is no
+    file, (None, problem) when it is damaged (:func:`record_problem`)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror or exc})"
+    try:
+        record = from_json(text)
+    except ValueError as exc:
+        return None, f"not valid JSON ({exc})"
+    problem = record_problem(record, key, strict=strict)
+    return (None, problem) if problem is not None else (record, None)
+
+
 def _check_dir(store_dir: str | Path) -> Path:
     root = Path(store_dir)
     if not root.is_dir():
@@ -123,14 +265,46 @@ def _check_dir(store_dir: str | Path) -> Path:
     return root
 
 
-def iter_records(store_dir: str | Path) -> Iterator[dict[str, Any]]:
+def _record_key(path: Path) -> str:
+    return path.name[: -len(STORE_RECORD_SUFFIX)]
+
+
+def iter_records(
+    store_dir: str | Path, damaged: list[Damaged] | None = None
+) -> Iterator[dict[str, Any]]:
     """Every finished unit record of a store (key order). Keys: key, unit, records (tidy rows),
-    split (per-split details), dataset, noise, config, run."""
+    split (per-split details), dataset, noise, config, run.
+
+    Damaged files (:func:`record_problem`) are appended to ``damaged``, or, without it,
+    named in a warning each; they are never passed over silently.
+    """
     root = _check_dir(store_dir)
     for path in store_record_files(root):
-        record = _read_json(path)
-        if record is not None and record.get("status") == "done":
+        record, problem = load_record(path, _record_key(path))
+        if problem is not None:
+            if damaged is None:
+                print_warning(f"damaged store file {path}: {problem}; left out")
+            else:
+                damaged.append(Damaged(path, problem))
+        elif record is not None:
             yield record
+
+
+def iter_damaged(store_dir: str | Path) -> Iterator[Damaged]:
+    """Every finished-unit file of a store that cannot be used, with what is wrong with it."""
+    damaged: list[Damaged] = []
+    for _ in iter_records(store_dir, damaged):
+        yield from damaged
+        damaged.clear()
+    yield from damaged
+
+
+def load_damaged(store_dir: str | Path) -> pd.DataFrame:
+    """One row (path, problem) per damaged finished-unit file of a store."""
+    return pd.DataFrame(
+        [{"path": str(d.path), "problem": d.problem} for d in iter_damaged(store_dir)],
+        columns=["path", "problem"],
+    )
 
 
 def iter_failures(store_dir: str | Path) -> Iterator[dict[str, Any]]:
@@ -138,8 +312,8 @@ def iter_failures(store_dir: str | Path) -> Iterator[dict[str, Any]]:
     method, split, seed, error (one line), traceback, config, run."""
     root = _check_dir(store_dir)
     for key, path in store_failure_files(root):
-        if store_record_path(root, key).is_file():
-            continue  # a later attempt succeeded
+        if load_record(store_record_path(root, key), key)[0] is not None:
+            continue  # a later attempt succeeded (a damaged record does not count)
         record = _read_json(path)
         if record is not None:
             yield record
@@ -147,12 +321,17 @@ def iter_failures(store_dir: str | Path) -> Iterator[dict[str, Any]]:
 
 def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Unit records without those superseded by a newer record of the same unit computed by
-    other code (the unit keys differ only in the plugins' source fingerprints)."""
+    other code or from other file contents, or under an older key schema (the descriptions
+    differ only in ``code``, ``files`` or ``schema``)."""
     from pmlbench.runner.units import content_key
 
     newest: dict[str, dict[str, Any]] = {}
     for record in records:
-        unit = {k: v for k, v in record.get("unit", {}).items() if k != "code"}
+        unit = {
+            k: v
+            for k, v in (record.get("unit") or {}).items()
+            if k not in ("code", "files", "schema")
+        }
         same = content_key(unit)
         held = newest.get(same)
         if held is None or _written(record) > _written(held):
@@ -164,13 +343,16 @@ def _written(record: dict[str, Any]) -> float:
     return float(record.get("run", {}).get("unix_time", 0.0))
 
 
-def load_records(store_dir: str | Path, latest: bool = True) -> pd.DataFrame:
+def load_records(
+    store_dir: str | Path, latest: bool = True, damaged: list[Damaged] | None = None
+) -> pd.DataFrame:
     """The tidy records (results.csv columns plus ``unit_key``) of every finished unit.
 
-    With ``latest`` (the default), a unit computed again after its method's code changed
-    contributes only its newest record.
+    With ``latest`` (the default), a unit computed again after its code or input files
+    changed contributes only its newest record. Damaged files are appended to ``damaged``
+    (a warning each without it, see :func:`iter_records`).
     """
-    records: Iterable[dict[str, Any]] = iter_records(store_dir)
+    records: Iterable[dict[str, Any]] = iter_records(store_dir, damaged)
     if latest:
         records = latest_records(records)
     rows = [

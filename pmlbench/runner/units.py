@@ -12,31 +12,51 @@ are: ``tune_key``, ``bipartition_key``). The number of splits is not part of a u
 (split ``i`` is the same whether 2 or 5 splits
 are run, see pmlbench.protocol.splits), nor are output options such as ``save_predictions``.
 
-The key also covers a fingerprint of the source files of the method, noise and dataset
-plugins, so editing a method's module invalidates its stored results; edits elsewhere do
-not (use ``recompute=true`` then).
+The description also holds what else determines a unit's numbers (pmlbench.core.fingerprint):
+
+- ``code.plugins``: a digest of every file of each distribution providing the unit's
+  dataset, noise model, method and metrics (all modules and package data, bundled datasets
+  included);
+- ``code.pmlbench``: a digest of pmlbench's own source (``pmlbench/**/*.py``);
+- ``code.libraries``: the major.minor versions of numpy, scipy and scikit-learn;
+- ``files``: the content of every file a dataset, noise or method config string names
+  (``dataset.path``, ``dataset.xml``, a script in ``method.command``: the string itself, or
+  any of its shell words, or the value of a ``--opt=value`` word, that is an existing file
+  relative to the working directory or to the node's ``workdir``).
+
+Anything else (a file an external script reads by itself, environment variables, BLAS)
+is not covered: use ``recompute=true``. docs/sweeps.md has the table.
+
+Schema history: 1 fingerprinted the plugins' entry-point modules only; 2 (this version)
+covers the whole distributions, pmlbench's source, library versions and named files.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
-import inspect
 import json
 import math
-from functools import cache
+import shlex
 from pathlib import Path
 from typing import Any
 
+from pmlbench.core.fingerprint import (
+    distribution_digest,
+    file_digest,
+    library_versions,
+    pmlbench_source_digest,
+)
 from pmlbench.errors import PmlbenchError
 from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import ExperimentSpec
 from pmlbench.protocol.settings import bipartition_key, tune_key
 
-SCHEMA = 1
+SCHEMA = 2
 # ExperimentSpec fields that say how many units to run or what to write, not what a unit is.
 NOT_UNIT_FIELDS = frozenset({"n_splits", "save_predictions"})
+# the plugin config nodes whose strings may name files
+FILE_NODES = ("dataset", "noise", "method")
 KEY_LENGTH = 32  # hex characters (128 bits)
 
 
@@ -62,45 +82,147 @@ def _canonical(value: Any) -> Any:
     )
 
 
-@cache
-def _file_digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+def _plugin_infos(spec: ExperimentSpec) -> list[registry.PluginInfo]:
+    """The registrations of the unit's dataset, noise model, method and metrics."""
+    wanted = [(kind, getattr(spec, kind)["name"]) for kind in ("dataset", "noise", "method")]
+    wanted += [("metric", name) for name in spec.metrics or []]
+    infos = []
+    for kind, name in wanted:
+        try:
+            infos.append(registry.get(kind, name))
+        except PmlbenchError:
+            continue  # an unknown plugin fails later with its own message
+    return infos
+
+
+def _entry_module(info: registry.PluginInfo) -> str:
+    return str(info.entry_point.value).partition(":")[0].strip()
+
+
+def _distribution_digests(infos: list[registry.PluginInfo]) -> dict[str, str | None]:
+    """One digest per distribution providing any of ``infos``; nothing is imported, so a
+    plugin that fails to import has the digest a later, working version is compared with."""
+    groups: dict[str, tuple[Any, set[str]]] = {}
+    for info in infos:
+        dist = getattr(info.entry_point, "dist", None)
+        module = _entry_module(info)
+        label = info.distribution if dist is not None else f"<module {module.split('.')[0]}>"
+        groups.setdefault(label, (dist, set()))[1].add(module)
+    return {
+        label: distribution_digest(dist, sorted(modules))
+        for label, (dist, modules) in sorted(groups.items())
+    }
 
 
 def plugin_fingerprint(kind: str, name: str) -> str | None:
-    """A digest of the source file defining a plugin (None when it has no source file).
-
-    A plugin that fails to import is fingerprinted by its entry point's module file, found
-    without importing it, so its failure record carries the key a later success will have.
-    """
+    """A digest of every file of the distribution providing a plugin (None when unknown)."""
     try:
         info = registry.get(kind, name)
     except PmlbenchError:
-        return None  # an unknown plugin fails later with its own message
-    try:
-        obj = info.load()
-        source = inspect.getsourcefile(
-            obj if inspect.isclass(obj) or inspect.isfunction(obj) else type(obj)
-        )
-    except PmlbenchError:
-        source = _module_file(info.entry_point.value.split(":")[0])
-    except (TypeError, OSError):
         return None
-    return _file_digest(source) if source else None
+    (digest,) = _distribution_digests([info]).values()
+    return digest
 
 
-def _module_file(module: str) -> str | None:
+def code_fingerprint(spec: ExperimentSpec) -> dict[str, Any]:
+    """The code a unit's numbers depend on: its plugins' distributions, pmlbench's own
+    source and the numerical libraries' major.minor versions."""
+    return {
+        "plugins": _distribution_digests(_plugin_infos(spec)),
+        "pmlbench": pmlbench_source_digest(),
+        "libraries": library_versions(),
+    }
+
+
+def _existing_file_digest(token: str, folders: list[Path]) -> str | None:
+    """The digest of the file ``token`` names (relative to the working directory or to one
+    of ``folders``), None when it names none."""
     try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    return spec.origin if spec is not None and spec.has_location else None
+        path = Path(token).expanduser()
+        candidates = [path] if path.is_absolute() else [path, *(f / path for f in folders)]
+        digests = [file_digest(c) for c in candidates if c.is_file()]
+    except (OSError, ValueError):
+        return None  # not a path (e.g. a NUL byte, too long) or unreadable
+    return "+".join(dict.fromkeys(digests)) or None
+
+
+def _file_tokens(value: str) -> list[str]:
+    """The string itself, its shell words and the values of its ``--opt=value`` words."""
+    tokens = [value]
+    if any(c.isspace() for c in value):
+        try:
+            tokens += shlex.split(value)
+        except ValueError:
+            pass  # unbalanced quotes: not a command line
+    tokens += [t.split("=", 1)[1] for t in tokens if t.startswith("-") and "=" in t]
+    return list(dict.fromkeys(t for t in tokens if t))
+
+
+def _strings(node: Any, location: str) -> list[tuple[str, str]]:
+    """(location, string) of every string in a config node, recursively (``name`` skipped)."""
+    if isinstance(node, str):
+        return [(location, node)]
+    if isinstance(node, dict):
+        return [
+            found
+            for key, value in node.items()
+            if key != "name"
+            for found in _strings(value, f"{location}.{key}")
+        ]
+    if isinstance(node, (list, tuple)):
+        return [
+            found for i, value in enumerate(node) for found in _strings(value, f"{location}[{i}]")
+        ]
+    return []
+
+
+def input_files(spec: ExperimentSpec) -> dict[str, dict[str, str]]:
+    """The content digests of the files the dataset, noise and method configs name, by
+    config location and the string (or shell word) naming them."""
+    found: dict[str, dict[str, str]] = {}
+    for kind in FILE_NODES:
+        node = getattr(spec, kind) or {}
+        workdir = node.get("workdir") if isinstance(node, dict) else None
+        folders = [Path(workdir).expanduser()] if isinstance(workdir, str) and workdir else []
+        for location, value in _strings(node, kind):
+            for token in _file_tokens(value):
+                digest = _existing_file_digest(token, folders)
+                if digest is not None:
+                    found.setdefault(location, {})[token] = digest
+    return found
+
+
+def fingerprints_of(spec: ExperimentSpec) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+    """(:func:`code_fingerprint`, :func:`input_files`) of ``spec``, taken now; remembered for
+    :func:`unit_description` (see there)."""
+    taken = (code_fingerprint(spec), input_files(spec))
+    _taken[:] = [(s, t) for s, t in _taken if s != spec][-(_REMEMBERED - 1) :] + [(spec, taken)]
+    return taken
+
+
+_REMEMBERED = 8
+_taken: list[tuple[ExperimentSpec, tuple[dict[str, Any], dict[str, dict[str, str]]]]] = []
 
 
 def unit_description(
-    spec: ExperimentSpec, split: int, *, fingerprints: bool = True
+    spec: ExperimentSpec,
+    split: int,
+    *,
+    fingerprints: bool = True,
+    code: dict[str, Any] | None = None,
+    files: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """The normalised, canonical description of split ``split`` of ``spec``."""
+    """The normalised, canonical description of split ``split`` of ``spec``.
+
+    Args:
+        spec: the experiment.
+        split: the split index.
+        fingerprints: add ``code`` and ``files`` (see the module docstring).
+        code, files: the fingerprints to use. By default those :func:`unit_keys` took for
+            an equal spec in this process, so the record of a unit holds the description
+            its key was computed from even if a file changes while the unit runs (the next
+            run then sees the change); taken now for a spec never keyed.
+    """
     fields = {
         f.name: getattr(spec, f.name)
         for f in dataclasses.fields(spec)
@@ -111,10 +233,12 @@ def unit_description(
     fields["metrics"] = sorted(fields.get("metrics") or [])
     unit = {"schema": SCHEMA, **fields, "split": int(split)}
     if fingerprints:
-        unit["code"] = {
-            kind: plugin_fingerprint(kind, getattr(spec, kind)["name"])
-            for kind in ("dataset", "noise", "method")
-        }
+        if code is None or files is None:
+            taken = next((t for s, t in reversed(_taken) if s == spec), None)
+            taken_code, taken_files = taken or fingerprints_of(spec)
+            code = taken_code if code is None else code
+            files = taken_files if files is None else files
+        unit["code"], unit["files"] = code, files
     return _canonical(unit)
 
 
@@ -131,10 +255,17 @@ def content_key(data: Any) -> str:
 
 
 def unit_key(spec: ExperimentSpec, split: int, *, fingerprints: bool = True) -> str:
-    """The content key of split ``split`` of ``spec``."""
-    return content_key(unit_description(spec, split, fingerprints=fingerprints))
+    """The content key of split ``split`` of ``spec`` (fingerprints taken now)."""
+    if not fingerprints:
+        return content_key(unit_description(spec, split, fingerprints=False))
+    code, files = fingerprints_of(spec)
+    return content_key(unit_description(spec, split, code=code, files=files))
 
 
 def unit_keys(spec: ExperimentSpec) -> list[str]:
-    """The keys of every split of ``spec``, in split order."""
-    return [unit_key(spec, s) for s in range(int(spec.n_splits))]
+    """The keys of every split of ``spec``, in split order (fingerprints taken once, now)."""
+    code, files = fingerprints_of(spec)
+    return [
+        content_key(unit_description(spec, s, code=code, files=files))
+        for s in range(int(spec.n_splits))
+    ]
