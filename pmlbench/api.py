@@ -1,17 +1,22 @@
-"""The Python API: compose a config from overrides and run it, without the command line.
+"""The Python API: compose a config from overrides and run it, and load results as data,
+without the command line.
 
->>> from pmlbench.api import run
+>>> from pmlbench.api import load_results, run
 >>> result = run(["method=mlknn", "dataset=genbase", "protocol.n_splits=2"], "outputs/demo")
->>> from pmlbench.runner.format import tidy_records
->>> tidy_records(result).groupby("metric")["value"].mean()
+>>> records = load_results("outputs/demo")
+>>> records.groupby("metric")["value"].mean()
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pmlbench.protocol.experiment import ExperimentResult
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def compose_config(overrides: list[str] | None = None) -> dict[str, Any]:
@@ -37,3 +42,29 @@ def run(overrides: list[str] | None, out_dir: str | Path, quiet: bool = True) ->
     from pmlbench.runner.run import run_config
 
     return run_config(compose_config(overrides), Path(out_dir), quiet=quiet)
+
+
+def load_results(paths: str | Path | Iterable[str | Path], *, source: bool = False) -> pd.DataFrame:
+    """The result rows under ``paths`` as one tidy DataFrame, read as ``pmlbench report``
+    reads them.
+
+    ``paths`` is one path or several: run directories, multirun (sweep) directories,
+    searched recursively for results.csv, single results.csv files, or result stores. The
+    rows are those of results.csv, one per (dataset, noise, method, seed, split, metric)
+    with the same columns, in file order (files sorted by path); a store's rows carry its
+    ``unit_key`` column too. With ``source=True`` a ``source`` column names the file each
+    row came from. Units that failed and runs that never finished contribute no rows
+    (``pmlbench report`` lists them).
+
+    Raises:
+        PmlbenchError: a path does not exist, holds no results, or holds a damaged
+            results.csv.
+    """
+    from pmlbench.report.sources import load_results as load
+
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    records = load(paths).records
+    if not source:
+        records = records.drop(columns=["source"], errors="ignore")
+    return records.reset_index(drop=True)

@@ -424,3 +424,178 @@ def test_end_to_end_real_runs(tmp_path):
     table = pd.read_csv(out / "table2.csv")
     assert set(table["level"]) == {"rate=0.5", "rate=1"}
     assert len(table) == 2 * 2 * 3
+
+
+def _mixed_noise_runs(root: Path) -> None:
+    """d1 with uniform noise at two rates, without noise and with a second parameterised
+    model; d3 with natural candidates (no noise columns at all), two methods each."""
+
+    def rows(dataset, method, noise, params, shift):
+        out = _run_rows(dataset, 1.0, method, [(0.6 + shift + 0.01 * s, 0.1) for s in range(3)])
+        for row in out:
+            del row["noise_rate"]
+            row.update({"noise": noise, **params})
+        return out
+
+    levels = [
+        ("uniform", {"noise_rate": 0.5}),
+        ("uniform", {"noise_rate": 1.0}),
+        ("none", {}),
+        ("cooccurrence", {"noise_rate": 1.0, "noise_smoothing": 0.01}),
+    ]
+    job = 0
+    for method, shift in [("a", 0.05), ("b", 0.0)]:
+        for noise, params in levels:
+            write_run(root, f"{job}_{method}_d1", rows("d1", method, noise, params, shift))
+            job += 1
+        write_run(root, f"{job}_{method}_d3", rows("d3", method, "natural", {}, shift))
+        job += 1
+
+
+def test_report_mixes_noise_models_and_natural_candidates(tmp_path):
+    """Each noise model with its own parameters is a level of its own; natural has none."""
+    root = tmp_path / "mixed"
+    _mixed_noise_runs(root)
+    report = build_report([root], ReportOptions(reference="a", plots=HAS_MPL, bayesian=True))
+    written = write_report(report, tmp_path / "out")
+    p = report.prepared
+    assert p.blocks == [
+        ("d1", "cooccurrence(rate=1, smoothing=0.01)"),
+        ("d1", "none"),
+        ("d1", "uniform(rate=0.5)"),
+        ("d1", "uniform(rate=1)"),
+        ("d3", "natural"),
+    ]
+    assert p.level_noise["uniform(rate=1)"] == "uniform" and p.level_noise["natural"] == "natural"
+    assert p.level_values["natural"] == {} and p.level_values["none"] == {}
+    table = pd.read_csv(tmp_path / "out" / "table2.csv")
+    raw = pd.concat([pd.read_csv(f) for f in sorted(root.rglob("results.csv"))])
+    assert len(table) == len(p.blocks) * 2 * 2  # blocks x methods x metrics
+    assert table["n"].eq(3).all()
+    expected = raw.groupby(["dataset", "method", "metric"])["value"].mean()
+    for row in table.itertuples(index=False):
+        assert row.mean == pytest.approx(expected[(row.dataset, row.method, row.metric)])
+    wtl = pd.read_csv(tmp_path / "out" / "wtl.csv")
+    assert wtl.query("metric == 'total'")[["win", "tie", "loss"]].sum(axis=1).item() == 10
+    assert (tmp_path / "out" / "report.html").is_file()
+    assert (tmp_path / "out" / "bayes_wtl.csv").is_file()
+    if HAS_MPL:
+        # uniform's two rates make a curve; the other models are not drawn on its axis
+        assert {"noise_average_precision.svg"} <= {f.name for f in written}
+        svg = (tmp_path / "out" / "plots" / "noise_average_precision.svg").read_text()
+        assert "d1" in svg and "cooccurrence" not in svg
+
+
+def test_mixed_noise_report_of_real_runs(tmp_path):
+    """The reproduction of issue 12: genbase with uniform noise and without, mlknn and ridge."""
+    from pmlbench.runner.run import run_config
+
+    root = tmp_path / "multirun"
+    for job, (method, noise) in enumerate(
+        product(["mlknn", "ridge"], [{"name": "uniform", "rate": 1.0}, {"name": "none"}])
+    ):
+        config = {
+            "dataset": {"name": "genbase"},
+            "noise": noise,
+            "method": {"name": method},
+            "tune": {"grid": {}},
+            "metrics": ["average_precision", "hamming_loss"],
+            "metric_convention": "zhang",
+            "seed": 0,
+            "protocol": {"n_splits": 2},
+        }
+        run_config(config, root / f"{job}_{method}_genbase", quiet=True)
+    out = tmp_path / "report"
+    args = ["report", str(root), "--out", str(out), "--reference", "mlknn", "--quiet"]
+    assert cli_main([*args, *([] if HAS_MPL else ["--no-plots"])]) == 0
+    table = pd.read_csv(out / "table2.csv")
+    levels = sorted(set(table["level"]))
+    assert len(levels) == 2 and levels[0] == "none" and levels[1].startswith("uniform(rate=1")
+    assert len(table) == 2 * 2 * 2
+    assert pd.read_csv(out / "wtl.csv").query("metric == 'total'")["tie"].notna().all()
+
+
+_NO_MATPLOTLIB = """
+import importlib.abc, sys
+
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "{module}" or name.startswith("{module}."):
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, Missing())
+from pmlbench.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _without(module: str, args: list[str], cwd: Path):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-c", _NO_MATPLOTLIB.format(module=module), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_report_without_matplotlib_writes_the_tables(multirun, tmp_path):
+    out = tmp_path / "report"
+    done = _without("matplotlib", ["report", str(multirun), "--out", str(out), "--quiet"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "matplotlib" in line]
+    assert warnings == [
+        "warning: figures skipped: they need matplotlib: pip install 'pmlbench[plots]' "
+        "(or pass --no-plots); the tables are written"
+    ]
+    assert "Traceback" not in done.stderr
+    for name in ["table2.md", "table2.csv", "stats.md", "summary.md", "report.html"]:
+        assert (out / name).is_file(), name
+    assert not (out / "plots").exists()
+    assert "pip install 'pmlbench[plots]'" in (out / "summary.md").read_text()
+
+
+def test_parquet_holds_the_records_the_report_used(multirun, tmp_path):
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "report"
+    args = ["report", str(multirun), "--out", str(out), "--format", "parquet"]
+    assert cli_main([*args, "--no-plots", "--no-html", "--quiet"]) == 0
+    records = pd.read_parquet(out / "results.parquet")
+    prepared = prepare(load_results([multirun]).records)
+    pd.testing.assert_frame_equal(records, prepared.records, check_dtype=False)
+    raw = pd.concat([pd.read_csv(f) for f in sorted(multirun.rglob("results.csv"))])
+    assert len(records) == len(raw)
+    assert {"level", "method_name", "source"} <= set(records.columns)
+    assert records["value"].sum() == pytest.approx(raw["value"].sum())
+
+
+def test_parquet_of_mixed_column_types(tmp_path):
+    """A parameter that is a number for one method and text for another still writes."""
+    pytest.importorskip("pyarrow")
+    root = tmp_path / "runs"
+    values = [(0.6, 0.1), (0.62, 0.11)]
+    write_run(root, "0_a", _run_rows("d1", 1.0, "a", values, params={"param_solver": 3}))
+    write_run(root, "1_b", _run_rows("d1", 1.0, "b", values, params={"param_solver": "qr"}))
+    out = tmp_path / "report"
+    args = ["report", str(root), "--out", str(out), "--format", "parquet"]
+    assert cli_main([*args, "--no-plots", "--no-html", "--quiet"]) == 0
+    records = pd.read_parquet(out / "results.parquet")
+    assert sorted(set(records["param_solver"].astype(str))) == ["3", "qr"]
+
+
+def test_parquet_without_pyarrow_is_a_one_line_error(multirun, tmp_path):
+    out = tmp_path / "report"
+    done = _without(
+        "pyarrow",
+        ["report", str(multirun), "--out", str(out), "--format", "parquet", "--no-plots"],
+        tmp_path,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error: --format parquet needs pyarrow: pip install 'pmlbench[parquet]'"
+    )
+    assert not out.exists()  # checked before any work

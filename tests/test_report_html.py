@@ -111,7 +111,7 @@ def sweep(tmp_path_factory) -> dict[str, Path]:
 def report_dir(sweep) -> Path:
     out = sweep["root"] / "report"
     args = ["report", str(sweep["store"]), str(sweep["killed"]), "--out", str(out)]
-    args += ["--reference", REFERENCE, "--quiet"]
+    args += ["--reference", REFERENCE, "--bayesian", "--quiet"]
     if not HAS_MPL:
         args.append("--no-plots")
     assert cli_main(args) == 0
@@ -245,6 +245,61 @@ def wtl_expected(report: Path) -> dict[tuple[str, str], str]:
     }
 
 
+def bayes_wtl_on_page(driver) -> dict[tuple[str, str], str]:
+    rows = js(
+        driver,
+        """
+        const table = document.querySelector('#bayes-wtl-table');
+        const heads = [...table.tHead.rows[0].cells]
+          .map(c => c.innerText.replace(/[▲▼]/g, '').trim());
+        const out = [];
+        for (const row of [...table.tBodies[0].rows, ...table.tFoot.rows]) {
+          const c = [...row.cells];
+          for (let i = 1; i < c.length; i++)
+            out.push([heads[i], c[0].innerText.trim(), c[i].querySelector('.v').innerText]);
+        }
+        return out;
+        """,
+    )
+    return {(baseline, metric): text for baseline, metric, text in rows}
+
+
+def bayes_wtl_expected(report: Path) -> dict[tuple[str, str], str]:
+    frame = pd.read_csv(report / "bayes_wtl.csv")
+    return {
+        (r.baseline, "total" if r.metric == "total" else metric_name(r.metric)): (
+            f"{r.win}/{r.tie}/{r.loss}/{r.undecided}"
+        )
+        for r in frame.itertuples(index=False)
+    }
+
+
+def table_rows_on_page(driver, table_id: str) -> list[list[str]]:
+    """Every body row of a page table, cell texts (the metric column first)."""
+    return js(
+        driver,
+        "return [...document.getElementById(arguments[0]).tBodies[0].rows]"
+        ".map(r => [...r.cells].map(c => c.innerText.trim()))",
+        table_id,
+    )
+
+
+def markdown_rows(path: Path) -> list[list[str]]:
+    """The rows of the per-metric tables under "### <metric>" headings of a Markdown file,
+    each prefixed with its metric's heading (as the page's metric column shows it)."""
+    rows, metric = [], None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("### "):
+            metric = line[4:].rsplit(" ", 1)[0]
+        elif line.startswith("## "):
+            metric = None
+        elif metric and line.startswith("| ") and not line.startswith("| :"):
+            cells = [c.strip() for c in line.strip("|").split(" | ")]
+            if cells[0] != "dataset":
+                rows.append([metric, *cells])
+    return rows
+
+
 def column_values(driver, table_id: str, column: int) -> list[str]:
     return js(
         driver,
@@ -289,6 +344,15 @@ def test_page_in_headless_chromium(browser, report_dir, sweep, tmp_path):
     expected = table2_expected(report_dir)
     assert table2_on_page(driver) == expected
     assert wtl_on_page(driver) == wtl_expected(report_dir)
+    # the Bayesian win/tie/loss/undecided and, unfolded, every per-dataset comparison with
+    # its effect size and every Bayesian posterior, as in wtl.md and bayes.md
+    assert bayes_wtl_on_page(driver) == bayes_wtl_expected(report_dir)
+    js(driver, "document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert table_rows_on_page(driver, "wtl-cmp-table") == markdown_rows(report_dir / "wtl.md")
+    assert table_rows_on_page(driver, "bayes-cmp-table") == markdown_rows(report_dir / "bayes.md")
+    assert len(table_rows_on_page(driver, "bayes-across-table")) == len(
+        pd.read_csv(report_dir / "bayes_across.csv")
+    )
     metrics = list(dict.fromkeys(pd.read_csv(report_dir / "table2.csv")["metric"]))
     assert js(driver, "return document.querySelectorAll('#table2 table').length") == len(metrics)
 
@@ -404,12 +468,6 @@ def test_page_works_offline_without_figures(browser, sweep, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=KeyError,
-    reason="mixing natural candidates and uniform noise in one report raises "
-    "KeyError ('natural', nan, nan) in report.prepare.noise_levels (being fixed)",
-)
 def test_page_with_natural_candidates_and_uniform_noise(browser, tmp_path):
     """yeastbp (natural candidate labels) beside genbase (uniform noise) in one page."""
     store = tmp_path / "store"

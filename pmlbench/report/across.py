@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from pmlbench.report.prepare import Prepared
+from pmlbench.stats.bayesian import bayesian_outcome, bayesian_signed_rank
 from pmlbench.stats.friedman import (
     FriedmanResult,
     control_posthoc,
@@ -32,6 +33,21 @@ WILCOXON_COLUMNS = [
     "statistic",
     "pvalue",
     "p_adjusted",
+    "outcome",
+]
+
+
+BAYES_ACROSS_COLUMNS = [
+    "baseline",
+    "metric",
+    "n_datasets",
+    "reference_mean",
+    "baseline_mean",
+    "mean_difference",
+    "rope",
+    "p_reference_better",
+    "p_equivalent",
+    "p_baseline_better",
     "outcome",
 ]
 
@@ -176,3 +192,43 @@ def wilcoxon_tests(
         frame["p_adjusted"] >= alpha, "tie", np.where(frame["_lean"] > 0, "win", "loss")
     )
     return frame[WILCOXON_COLUMNS]
+
+
+def bayesian_across(
+    prepared: Prepared, reference: str, rope: float, threshold: float, seed: int = 0
+) -> pd.DataFrame:
+    """Bayesian signed-rank test of the reference against each method per metric across PML
+    datasets, on the per-dataset means of the PML datasets where both have results (the
+    pairs the Wilcoxon test uses). Each test draws from its own generator seeded with
+    ``seed``, so a table is reproducible and no test depends on which others ran."""
+    rows = []
+    for metric in prepared.metrics:
+        table = block_means(prepared, metric)
+        if reference not in table.columns:
+            continue
+        for baseline in (m for m in table.columns if m != reference):
+            pair = table[[reference, baseline]].dropna()
+            if len(pair) == 0:
+                continue
+            ref, base = pair[reference].to_numpy(), pair[baseline].to_numpy()
+            result = bayesian_signed_rank(
+                ref, base, rope=rope, higher_is_better=prepared.directions[metric], seed=seed
+            )
+            rows.append(
+                {
+                    "baseline": baseline,
+                    "metric": metric,
+                    "n_datasets": result.n,
+                    "reference_mean": float(ref.mean()),
+                    "baseline_mean": float(base.mean()),
+                    "mean_difference": result.mean_difference,
+                    "rope": result.rope,
+                    "p_reference_better": result.p_a_better,
+                    "p_equivalent": result.p_equivalent,
+                    "p_baseline_better": result.p_b_better,
+                    "outcome": bayesian_outcome(
+                        result.p_a_better, result.p_equivalent, result.p_b_better, threshold
+                    ),
+                }
+            )
+    return pd.DataFrame(rows, columns=BAYES_ACROSS_COLUMNS)

@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from rich.console import Console
 
-from pmlbench.core.atomic import atomic_write_text
+from pmlbench.core.atomic import atomic_write, atomic_write_text
 from pmlbench.errors import PmlbenchError
+from pmlbench.report import bayes as bayes_tables
 from pmlbench.report import html as html_page
 from pmlbench.report import plots, summary, table2, wtl_table
 from pmlbench.report.across import (
@@ -24,11 +27,15 @@ from pmlbench.report.across import (
 from pmlbench.report.prepare import Prepared, prepare
 from pmlbench.report.render import markdown_table, metric_name
 from pmlbench.report.sources import LoadedResults, load_results
+from pmlbench.stats.bayesian import DEFAULT_ROPE, DEFAULT_THRESHOLD
 from pmlbench.stats.multiple import CORRECTIONS
 from pmlbench.stats.paired import TESTS
 from pmlbench.stats.wtl import UNTESTED, Comparisons, compare_with_reference, win_tie_loss
 
 POSTHOCS = ("nemenyi", "holm")
+FORMATS = ("parquet",)
+PARQUET_FILE = "results.parquet"
+MISSING_PYARROW = "--format parquet needs pyarrow: pip install 'pmlbench[parquet]'"
 
 
 @dataclass
@@ -47,6 +54,11 @@ class ReportOptions:
         sensitivity: method parameters to draw sensitivity curves for (None: detect).
         digits: decimals in the tables.
         html: also write report.html, the self-contained interactive page.
+        bayesian: also compare the reference with every other method by Bayesian tests
+            with a region of practical equivalence (needs ``reference``).
+        rope: half-width of that region, on each metric's scale.
+        formats: extra output formats: ``"parquet"`` writes the records the report used
+            as results.parquet (needs pyarrow).
     """
 
     reference: str | None = None
@@ -60,6 +72,9 @@ class ReportOptions:
     sensitivity: list[str] | None = None
     digits: int = 3
     html: bool = True
+    bayesian: bool = False
+    rope: float = DEFAULT_ROPE
+    formats: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -73,6 +88,18 @@ class ReportOptions:
                 raise PmlbenchError(f"unknown {name} {value!r}; use one of {list(allowed)}")
         if not 0 <= self.digits <= 10:
             raise PmlbenchError(f"digits must be between 0 and 10, got {self.digits}")
+        if not (np.isfinite(self.rope) and self.rope >= 0):
+            raise PmlbenchError(
+                f"--rope must be a finite width >= 0 on the metric's scale, got {self.rope}"
+            )
+        if self.bayesian and self.reference is None:
+            raise PmlbenchError(
+                "--bayesian compares the reference with every other method: pass --reference METHOD"
+            )
+        self.formats = tuple(self.formats)
+        unknown = [f for f in self.formats if f not in FORMATS]
+        if unknown:
+            raise PmlbenchError(f"unknown format {unknown[0]!r}; use one of {list(FORMATS)}")
 
 
 @dataclass
@@ -89,6 +116,7 @@ class Report:
     wilcoxon: pd.DataFrame | None
     notes: list[str]
     warnings: list[str]
+    bayes: bayes_tables.BayesianResults | None = None
 
 
 def _unmatched_warnings(comparisons: Comparisons) -> list[str]:
@@ -121,13 +149,15 @@ def _unmatched_warnings(comparisons: Comparisons) -> list[str]:
 def build_report(paths: Iterable[str | Path], options: ReportOptions | None = None) -> Report:
     """Read results under ``paths`` and compute tables and tests (nothing is written)."""
     options = options or ReportOptions()
-    if options.plots:
-        plots.require_matplotlib()
+    if "parquet" in options.formats and not have_pyarrow():
+        raise PmlbenchError(MISSING_PYARROW)
     loaded = load_results(paths)
     prepared = prepare(
         loaded.records, metrics=options.metrics, reference=options.reference, where=options.where
     )
     notes, warnings = list(prepared.notes), []
+    if options.plots and not plots.have_matplotlib():
+        warnings.append(plots.MISSING_MATPLOTLIB)
     comparisons = wtl = wilcoxon = None
     reference = prepared.methods[0] if options.reference is not None else None
     if reference is not None:
@@ -145,6 +175,9 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         wtl = win_tie_loss(comparisons.comparisons, prepared.metrics)
         warnings += _unmatched_warnings(comparisons)
         wilcoxon = wilcoxon_tests(prepared, reference, options.alpha, options.correction)
+    bayes = None
+    if options.bayesian and reference is not None:
+        bayes = bayes_tables.bayesian_results(prepared, reference, options.rope, DEFAULT_THRESHOLD)
     ranks = rank_tests(prepared, options.alpha, reference, notes)
     for row in loaded.failures.itertuples(index=False):
         warnings.append(f"failed: {row.unit}: {row.error} ({row.path})")
@@ -161,7 +194,16 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         wilcoxon,
         notes,
         warnings,
+        bayes,
     )
+
+
+def have_pyarrow() -> bool:
+    """Whether pyarrow (the ``parquet`` extra) can be imported."""
+    try:
+        return importlib.util.find_spec("pyarrow") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def stats_markdown(report: Report) -> str:
@@ -287,6 +329,9 @@ def summary_markdown(report: Report) -> str:
         lines += summary.wilcoxon_sentences(
             report.wilcoxon, report.comparisons.reference, options.alpha
         )
+    if report.bayes is not None:
+        lines.append("\n## Bayesian comparisons\n")
+        lines += summary.bayesian_sentences(report.bayes)
     if report.warnings or report.notes:
         lines.append("\n## Warnings and notes\n")
         lines += [f"- {w}" for w in [*report.warnings, *report.notes]]
@@ -315,13 +360,28 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
     ]
     if report.comparisons is not None:
         written += [
-            _write_text(wtl_table.to_markdown(report.wtl, report.comparisons), out / "wtl.md"),
+            _write_text(
+                wtl_table.to_markdown(report.wtl, report.comparisons, p, digits), out / "wtl.md"
+            ),
             _write_text(wtl_table.to_latex(report.wtl, report.comparisons), out / "wtl.tex"),
             _write_csv(report.wtl, out / "wtl.csv"),
             _write_csv(report.comparisons.comparisons, out / "comparisons.csv"),
             _write_csv(report.comparisons.unmatched, out / "unmatched.csv"),
             _write_csv(report.wilcoxon, out / "wilcoxon.csv"),
         ]
+    if report.bayes is not None:
+        b = report.bayes
+        written += [
+            _write_text(bayes_tables.to_markdown(b, p, digits), out / "bayes.md"),
+            _write_text(bayes_tables.to_latex(b, p, digits), out / "bayes.tex"),
+            _write_csv(b.per_dataset, out / "bayes.csv"),
+            _write_csv(b.across, out / "bayes_across.csv"),
+            _write_text(bayes_tables.wtl_markdown(b), out / "bayes_wtl.md"),
+            _write_text(bayes_tables.wtl_latex(b), out / "bayes_wtl.tex"),
+            _write_csv(b.wtl, out / "bayes_wtl.csv"),
+        ]
+    if "parquet" in report.options.formats:
+        written.append(write_parquet(p.records, out / PARQUET_FILE))
     written += [
         _write_text(stats_markdown(report), out / "stats.md"),
         _write_csv(ranks_frame(report.ranks), out / "ranks.csv"),
@@ -337,7 +397,8 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
         _write_csv(report.loaded.failures, out / "failures.csv"),
         _write_text(summary_markdown(report), out / "summary.md"),
     ]
-    figures = draw_figures(report, out / "plots") if report.options.plots else []
+    draw = report.options.plots and plots.have_matplotlib()
+    figures = draw_figures(report, out / "plots") if draw else []
     written += figures
     if report.options.html:
         written.append(
@@ -346,6 +407,33 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
             )
         )
     return written
+
+
+def parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every column of one type, as parquet needs: a text column holding
+    some numbers (results of methods whose parameter has different types) becomes text,
+    a column of Python numbers becomes numeric."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if frame[column].dtype != object:
+            continue
+        present = frame[column].dropna()
+        kinds = {type(v) for v in present}
+        if len(kinds) <= 1:
+            continue
+        if all(issubclass(k, (int, float, np.number)) and k is not bool for k in kinds):
+            frame[column] = pd.to_numeric(frame[column])
+        else:
+            frame[column] = frame[column].map(lambda v: v if pd.isna(v) else str(v))
+    return frame
+
+
+def write_parquet(records: pd.DataFrame, path: Path) -> Path:
+    """The report's records as parquet (pyarrow), written atomically."""
+    if not have_pyarrow():
+        raise PmlbenchError(MISSING_PYARROW)
+    frame = parquet_safe(records)
+    return atomic_write(path, lambda p: frame.to_parquet(p, engine="pyarrow", index=False))
 
 
 def draw_figures(report: Report, out_dir: Path) -> list[Path]:
@@ -394,4 +482,6 @@ def print_report(report: Report, console: Console | None = None) -> None:
         console.print(table)
     if report.comparisons is not None:
         console.print(wtl_table.to_rich(report.wtl, report.comparisons))
+    if report.bayes is not None:
+        console.print(bayes_tables.wtl_rich(report.bayes))
     console.print(summary_markdown(report), highlight=False, markup=False, soft_wrap=True)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pmlbench.core.atomic import atomic_write_text
+from pmlbench.report import bayes as bayes_tables
 from pmlbench.report import table2 as table2_module
 from pmlbench.report import wtl_table
 from pmlbench.report.render import metric_name
@@ -113,6 +114,10 @@ def render_html(
         ("summary", "Summary", _summary_section(summary)),
         ("results", "Results", _results_section()),
         ("wtl-section", "Win/tie/loss", _wtl_section(report)),
+    ]
+    if report.bayes is not None:
+        sections.append(("bayes-section", "Bayesian", _bayes_section(report)))
+    sections += [
         ("ranks-section", "Ranks", _ranks_section(report)),
     ]
     figure_html = _figures_section(figures, p.metrics)
@@ -194,6 +199,8 @@ def page_data(report: Report, command: Sequence[str] | None = None) -> dict[str,
         "t2": _table2_cells(report, metrics, methods, blocks),
         "cmp": [],
         "wtl": None,
+        "eff": None,
+        "bayes": None,
         "ranks": _ranks(report, metrics, methods),
         "units": unit_rows(report),
         "prov": provenance(report, command),
@@ -210,7 +217,86 @@ def page_data(report: Report, command: Sequence[str] | None = None) -> dict[str,
                 if r.metric == "total" or r.metric in metrics
             ],
         }
+        data["eff"] = _effect_sizes(report, metrics, methods, blocks)
+    if report.bayes is not None:
+        data["bayes"] = _bayes(report, metrics, methods, blocks)
     return data
+
+
+def _effect_sizes(report: Report, metrics, methods, blocks) -> dict[str, Any]:
+    """The per-dataset comparisons of wtl.md: header and, per comparison, [baseline, metric,
+    block, cell texts (as in wtl.md), sort keys (numbers or None) per cell]."""
+    comparisons = report.comparisons
+    assert comparisons is not None
+    frame = wtl_table.ordered_comparisons(comparisons, report.prepared)
+    texts = wtl_table.comparison_rows(comparisons, frame, report.options.digits)
+    holm = comparisons.correction == "holm"
+    rows = []
+    for r, text in zip(frame.itertuples(index=False), texts, strict=True):
+        keys = [
+            float(r.n),
+            _number(r.mean_difference),
+            _number(r.cohens_d) if np.isfinite(r.cohens_d) else None,
+            _number(r.pvalue),
+            *([_number(r.p_adjusted)] if holm else []),
+        ]
+        rows.append(
+            [methods[r.baseline], metrics[r.metric], blocks[(r.dataset, r.level)], text[3:], keys]
+        )
+    return {"header": wtl_table.comparison_header(comparisons)[3:], "rows": rows}
+
+
+def _bayes(report: Report, metrics, methods, blocks) -> dict[str, Any]:
+    """The Bayesian tables of bayes.md and bayes_wtl.md, texts formatted as there."""
+    b, p, digits = report.bayes, report.prepared, report.options.digits
+    assert b is not None
+    code = {"win": 0, "tie": 1, "loss": 2, "undecided": 3}
+    frame = bayes_tables.ordered_per_dataset(b, p)
+    per_dataset = [
+        [
+            methods[r.baseline],
+            metrics[r.metric],
+            blocks[(r.dataset, r.level)],
+            text[3:],
+            [float(r.n), _number(r.mean_difference)]
+            + [_number(v) for v in (r.p_reference_better, r.p_equivalent, r.p_baseline_better)],
+            code.get(r.outcome, -1),
+        ]
+        for r, text in zip(
+            frame.itertuples(index=False),
+            bayes_tables.per_dataset_rows(frame, digits),
+            strict=True,
+        )
+    ]
+    across = [
+        [
+            methods[r.baseline],
+            metrics[r.metric],
+            text[2:],
+            [float(r.n_datasets), _number(r.mean_difference)]
+            + [_number(v) for v in (r.p_reference_better, r.p_equivalent, r.p_baseline_better)],
+        ]
+        for r, text in zip(
+            b.across.itertuples(index=False), bayes_tables.across_rows(b, digits), strict=True
+        )
+        if r.metric in metrics
+    ]
+    return {
+        "test": bayes_tables.describe(b),
+        "threshold": b.threshold,
+        "rope": b.rope,
+        "baselines": [methods[m] for m in dict.fromkeys(b.wtl["baseline"])],
+        "wtl": [
+            [methods[r.baseline], -1 if r.metric == "total" else metrics[r.metric]]
+            + [int(r.win), int(r.tie), int(r.loss), int(r.undecided)]
+            for r in b.wtl.itertuples(index=False)
+            if r.metric == "total" or r.metric in metrics
+        ],
+        "cmp": per_dataset,
+        "cmpHeader": bayes_tables.PER_DATASET_HEADER[3:],
+        "across": across,
+        "acrossHeader": bayes_tables.ACROSS_HEADER[2:],
+    }
 
 
 def _level_order(blocks: list[tuple[str, str]]) -> list[str]:
@@ -537,7 +623,35 @@ def _wtl_section(report: Report) -> str:
         if report.comparisons is not None
         else ""
     )
-    return _section("wtl-section", "Win/tie/loss", lead, '<div id="wtl"></div>')
+    body = '<div id="wtl"></div>'
+    if report.comparisons is not None:
+        body += (
+            '<details id="wtl-details"><summary>Per PML dataset: the mean difference ± its '
+            "standard error and Cohen's d beside each p-value (as in wtl.md)</summary>"
+            '<div id="wtl-cmp"></div></details>'
+        )
+    return _section("wtl-section", "Win/tie/loss", lead, body)
+
+
+def _bayes_section(report: Report) -> str:
+    b = report.bayes
+    assert b is not None
+    lead = (
+        f"Bayesian comparison of {_e(b.reference)} with each method (Benavoli et al., JMLR "
+        f"2017), region of practical equivalence ±{b.rope:g} on the metric's scale. Per PML "
+        f"dataset the correlated Bayesian t-test decides a win, a tie (practically "
+        f"equivalent) or a loss when its posterior probability is at least {b.threshold:g}; "
+        "otherwise the comparison is undecided (win/tie/loss/undecided, as in bayes_wtl.md)."
+    )
+    body = (
+        '<div id="bayes-wtl"></div>'
+        '<h3 style="margin-top:16px">Across PML datasets: Bayesian signed-rank test</h3>'
+        '<div id="bayes-across"></div>'
+        '<details id="bayes-details"><summary>Per PML dataset: posterior probabilities of the '
+        "correlated Bayesian t-test (as in bayes.md)</summary>"
+        '<div id="bayes-cmp"></div></details>'
+    )
+    return _section("bayes-section", "Bayesian comparison", lead, body)
 
 
 def _ranks_section(report: Report) -> str:
@@ -640,6 +754,8 @@ def _provenance_section(prov: dict[str, Any], report: Report) -> str:
         f"post-hoc {o.posthoc}",
         f"{o.digits} decimals",
     ]
+    if o.bayesian:
+        settings.append(f"Bayesian comparisons, ROPE {o.rope:g}")
     if o.where:
         settings.append("where " + ", ".join(f"{k}={v}" for k, v in o.where.items()))
     inputs = prov["inputs"]

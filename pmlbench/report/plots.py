@@ -29,9 +29,23 @@ from pmlbench.report.render import arrow, metric_name
 FORMATS = ("svg", "png")
 
 
+MISSING_MATPLOTLIB = (
+    "figures skipped: they need matplotlib: pip install 'pmlbench[plots]' "
+    "(or pass --no-plots); the tables are written"
+)
+
+
+def have_matplotlib() -> bool:
+    """Whether matplotlib can be imported (figures are drawn only then)."""
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def require_matplotlib() -> None:
-    """Fail early, in one line, when plots are asked for but matplotlib is missing."""
-    if importlib.util.find_spec("matplotlib") is None:
+    """Fail in one line when a figure is drawn but matplotlib is missing."""
+    if not have_matplotlib():
         raise PmlbenchError(
             "plots need matplotlib: pip install 'pmlbench[plots]' (or pass --no-plots)"
         )
@@ -146,21 +160,25 @@ def _grid(n: int, width: float = 3.6, height: float = 2.8, legend_space: float =
 
 
 def noise_curves(prepared: Prepared, summary: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Per metric: metric vs noise parameter, a panel per dataset, a line per method."""
+    """Per metric: metric vs noise parameter, a panel per dataset and noise model, a line per
+    method. Levels of different noise models never share a line (their parameters mean
+    different things); natural candidates and parameterless models have no axis to go on."""
     numeric = {lv: v for lv, v in prepared.level_values.items() if v}
     paths: list[Path] = []
     for metric in prepared.metrics:
         rows = summary[(summary["metric"] == metric) & summary["level"].isin(list(numeric))]
+        model = rows["level"].map(lambda lv: prepared.level_noise.get(lv, ""))
         panels = []
-        for dataset, data in rows.groupby("dataset", sort=True):
+        for (dataset, noise), data in rows.groupby(["dataset", model], sort=True):
             params = _varying_param([numeric[lv] for lv in data["level"].unique()])
             if params is not None:
-                panels.append((dataset, params, data))
+                panels.append((dataset, noise, params, data))
         if not panels:
             continue
+        several = len({noise for _, noise, _, _ in panels}) > 1
         fig, axes = _grid(len(panels), legend_space=0.3 * math.ceil(len(prepared.methods) / 6))
         handles = {}
-        for ax, (dataset, param, data) in zip(axes, panels, strict=True):
+        for ax, (dataset, noise, param, data) in zip(axes, panels, strict=True):
             for method in prepared.methods:
                 line = data[data["method"] == method].copy()
                 if line.empty:
@@ -176,8 +194,8 @@ def noise_curves(prepared: Prepared, summary: pd.DataFrame, out_dir: Path) -> li
                     capsize=3,
                     label=method,
                 )
-            ax.set_title(dataset, fontsize=10)
-            ax.set_xlabel(f"noise {param}")
+            ax.set_title(f"{dataset}, {noise}" if several else dataset, fontsize=10)
+            ax.set_xlabel(f"{noise} {param}" if several else f"noise {param}")
             ax.set_ylabel(f"{metric_name(metric)} {arrow(prepared.directions[metric])}")
             ax.grid(alpha=0.3)
         fig.legend(

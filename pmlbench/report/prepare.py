@@ -39,6 +39,7 @@ class Prepared:
         methods: method labels (the reference first when given).
         blocks: (dataset, level) pairs: the PML datasets, in row order.
         level_values: level -> {noise parameter: numeric value} (for plots).
+        level_noise: level -> its noise model (``natural`` for natural candidates).
         notes: things the reader of the report should know (duplicates dropped, ...).
     """
 
@@ -49,6 +50,7 @@ class Prepared:
     blocks: list[tuple[str, str]]
     level_values: dict[str, dict[str, float]]
     notes: list[str] = field(default_factory=list)
+    level_noise: dict[str, str] = field(default_factory=dict)
 
 
 def format_value(value) -> str:
@@ -95,34 +97,54 @@ def _parse_number(text: str):
         return text
 
 
-def noise_levels(records: pd.DataFrame) -> tuple[pd.Series, dict[str, dict[str, float]], dict]:
-    """The level label of every row, each level's numeric parameters, and a sort key."""
+def noise_levels(
+    records: pd.DataFrame,
+) -> tuple[pd.Series, dict[str, dict[str, float]], dict, dict[str, str]]:
+    """The level label of every row, each level's numeric parameters, a sort key per level and
+    each level's noise model.
+
+    A level is one noise model with its own parameters; natural candidate labels are one
+    level with no parameters. Rows of different noise models carry different ``noise_*``
+    columns (and natural ones none), so a parameter a row's model lacks is missing (NaN) and
+    is left out of its label. Labels name the noise model when the rows mix several.
+    """
     columns = sorted(columns_with_prefix(records.columns, NOISE_PREFIX))
-    noise = records["noise"].astype(str)
-    named = set(noise[noise != NATURAL_NOISE])
-    combos = records[["noise", *columns]].drop_duplicates()
-    labels, values, order = {}, {}, {}
-    for row in combos.itertuples(index=False):
-        name = str(row[0])
-        params = parse_prefixed(dict(zip(columns, row[1:], strict=True)), NOISE_PREFIX)
+    frame = records[["noise", *columns]].astype(object)
+    # NaN is not equal to itself, so a key holding NaN would never be found again: None
+    frame = frame.where(frame.notna(), None)
+    keys = [(str(k[0]), *k[1:]) for k in frame.itertuples(index=False, name=None)]
+    named = {k[0] for k in keys if k[0] != NATURAL_NOISE}
+    labels: dict[tuple, str] = {}
+    values: dict[str, dict[str, float]] = {}
+    order: dict[str, tuple] = {}
+    noise_of: dict[str, str] = {}
+    for key in dict.fromkeys(keys):
+        name = key[0]
+        params = parse_prefixed(dict(zip(columns, key[1:], strict=True)), NOISE_PREFIX)
         params = {k: v for k, v in params.items() if not _missing(v)}
         if name == NATURAL_NOISE:
             label = NATURAL_NOISE
+            params = {}
         else:
             label = ", ".join(f"{k}={format_value(v)}" for k, v in params.items())
             if len(named) > 1 or not label:
                 label = f"{name}({label})" if label else name
-        labels[(name, *row[1:])] = label
+        labels[key] = label
         numeric = {k: float(v) for k, v in params.items() if _is_number(v)}
         values[label] = numeric
         order[label] = (name == NATURAL_NOISE, name, tuple(sorted(numeric.items())), label)
-    keys = list(records[["noise", *columns]].itertuples(index=False, name=None))
-    level = pd.Series([labels[(str(k[0]), *k[1:])] for k in keys], index=records.index)
-    return level, values, order
+        noise_of[label] = name
+    level = pd.Series([labels[k] for k in keys], index=records.index)
+    return level, values, order, noise_of
 
 
 def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # list-like values are never missing
+        return False
 
 
 def _is_number(value) -> bool:
@@ -223,7 +245,7 @@ def prepare(
     metrics = list(metrics) if metrics else available
     records["method_name"] = records["method"].astype(str)
     records["method"] = method_labels(records)
-    records["level"], level_values, level_order = noise_levels(records)
+    records["level"], level_values, level_order, level_noise = noise_levels(records)
     records["dataset"] = records["dataset"].astype(str)
     records = _drop_duplicates(records, notes)
     methods = sorted(records["method"].unique())
@@ -241,6 +263,7 @@ def prepare(
         blocks,
         level_values,
         notes,
+        level_noise,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from pmlbench.report.across import MetricRanks
+from pmlbench.report.bayes import BayesianResults
 from pmlbench.report.render import metric_name
 from pmlbench.stats.paired import TEST_NAMES
 from pmlbench.stats.wtl import Comparisons
@@ -117,4 +118,44 @@ def wilcoxon_sentences(wilcoxon: pd.DataFrame, reference: str, alpha: float) -> 
             f"metrics{' (' + ', '.join(wins) + ')' if wins else ''}, significantly "
             f"worse in {len(losses)}{' (' + ', '.join(losses) + ')' if losses else ''}."
         )
+    return lines
+
+
+def bayesian_sentences(bayes: BayesianResults) -> list[str]:
+    """One line per baseline: the Bayesian win/tie/loss per PML dataset and the signed-rank
+    verdicts across PML datasets."""
+    ref = bayes.reference
+    lines = [
+        f"Correlated Bayesian t-test per PML dataset and Bayesian signed-rank test across "
+        f"them, ROPE ±{bayes.rope:g} on the metric's scale; a conclusion needs posterior "
+        f"probability >= {bayes.threshold:g}."
+    ]
+    totals = bayes.wtl[bayes.wtl["metric"] == "total"]
+    for row in totals.itertuples(index=False):
+        n = row.win + row.tie + row.loss + row.undecided
+        text = (
+            f"- {ref} vs {row.baseline}: per PML dataset and metric, practically better in "
+            f"{row.win}, practically equivalent in {row.tie}, practically worse in "
+            f"{row.loss} and undecided in {row.undecided} of {n} comparisons"
+        )
+        across = bayes.across[bayes.across["baseline"] == row.baseline]
+        if len(across):
+            named = {
+                o: [metric_name(m) for m in across.loc[across["outcome"] == o, "metric"]]
+                for o in ("win", "tie", "loss")
+            }
+            undecided = int((across["outcome"] == "undecided").sum())
+            parts = [
+                f"{what} in {len(named[o])}" + (f" ({', '.join(named[o])})" if named[o] else "")
+                for o, what in (
+                    ("win", "better"),
+                    ("tie", "practically equivalent"),
+                    ("loss", "worse"),
+                )
+            ]
+            text += (
+                f"; across PML datasets (signed-rank test) {', '.join(parts)} and undecided "
+                f"in {undecided} of {len(across)} metrics"
+            )
+        lines.append(text + ".")
     return lines

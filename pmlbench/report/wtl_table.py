@@ -1,13 +1,28 @@
-"""The paper's Table 3: win/tie/loss of the reference against each baseline per metric."""
+"""The paper's Table 3: win/tie/loss of the reference against each baseline per metric, and
+the per-dataset comparisons behind it with their effect sizes."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
+import numpy as np
 import pandas as pd
 from rich.table import Table
 
-from pmlbench.report.render import latex_escape, latex_tabular, markdown_table, metric_name
+from pmlbench.report.prepare import Prepared
+from pmlbench.report.render import (
+    arrow,
+    latex_escape,
+    latex_tabular,
+    markdown_escape,
+    markdown_table,
+    metric_name,
+)
 from pmlbench.stats.paired import TEST_NAMES
 from pmlbench.stats.wtl import Comparisons
+
+MISSING = "–"
 
 
 def describe_test(comparisons: Comparisons) -> str:
@@ -35,10 +50,16 @@ def _label(metric: str) -> str:
     return "total" if metric == "total" else metric_name(metric)
 
 
-def to_markdown(wtl: pd.DataFrame, comparisons: Comparisons) -> str:
+def to_markdown(
+    wtl: pd.DataFrame,
+    comparisons: Comparisons,
+    prepared: Prepared | None = None,
+    digits: int = 3,
+) -> str:
+    """Table 3 and, with ``prepared``, every per-dataset comparison with its effect size."""
     baselines, metrics, cells = _grid(wtl)
     rows = [[_label(m), *[cells.get((b, m), "–") for b in baselines]] for m in metrics]
-    return (
+    text = (
         f"# Table 3: win/tie/loss of {comparisons.reference} against each method\n\n"
         f"Per PML dataset (dataset x noise level) and metric: {describe_test(comparisons)}. "
         "A win means the reference is significantly better in the metric's direction.\n\n"
@@ -46,6 +67,114 @@ def to_markdown(wtl: pd.DataFrame, comparisons: Comparisons) -> str:
             [f"{comparisons.reference} vs", *baselines], rows, ["l"] + ["r"] * len(baselines)
         )
     )
+    if prepared is not None:
+        text += comparisons_markdown(comparisons, prepared, digits)
+    return text
+
+
+def difference_text(difference: float, standard_error: float, digits: int = 3) -> str:
+    """Mean difference ± its standard error, with as many decimals as show two significant
+    digits of the standard error (at least ``digits``): "+0.0123 ± 0.0041"."""
+    if not np.isfinite(difference):
+        return MISSING
+    places = digits
+    if np.isfinite(standard_error) and standard_error > 0:
+        places = min(max(digits, 1 - math.floor(math.log10(standard_error))), 10)
+    text = f"{difference:+.{places}f}"
+    if np.isfinite(standard_error):
+        text += f" ± {standard_error:.{places}f}"
+    return text
+
+
+def cohens_d_text(value: float) -> str:
+    """Cohen's d_z with two decimals; ±∞ when every split gives the same non-zero difference."""
+    if np.isnan(value):
+        return MISSING
+    if np.isinf(value):
+        return "+∞" if value > 0 else "−∞"
+    return f"{value:+.2f}"
+
+
+def p_text(value: float) -> str:
+    return MISSING if not np.isfinite(value) else f"{value:.3g}"
+
+
+def comparison_header(comparisons: Comparisons) -> list[str]:
+    """Column names of the per-dataset comparison rows (:func:`comparison_rows`)."""
+    header = ["dataset", "noise", "vs", "splits", "difference ± SE", "Cohen's d", "p"]
+    if comparisons.correction == "holm":
+        header.append("p (Holm)")
+    return [*header, "outcome"]
+
+
+def ordered_comparisons(comparisons: Comparisons, prepared: Prepared) -> pd.DataFrame:
+    """The comparisons in report order: metric, PML dataset (row order of Table 2), baseline."""
+    frame = comparisons.comparisons
+    metric = {m: i for i, m in enumerate(prepared.metrics)}
+    block = {b: i for i, b in enumerate(prepared.blocks)}
+    method = {m: i for i, m in enumerate(prepared.methods)}
+    keys = pd.DataFrame(
+        {
+            "m": frame["metric"].map(metric),
+            "b": [block.get(b) for b in zip(frame["dataset"], frame["level"], strict=True)],
+            "k": frame["baseline"].map(method),
+        },
+        index=frame.index,
+    )
+    keys = keys.dropna().sort_values(["m", "b", "k"], kind="stable")
+    return frame.loc[keys.index]
+
+
+def comparison_rows(
+    comparisons: Comparisons, frame: pd.DataFrame, digits: int = 3
+) -> list[list[str]]:
+    """Text cells of per-dataset comparisons: the mean difference (reference − baseline, on
+    the metric's scale) ± its standard error (the test's denominator), Cohen's d_z, p."""
+    holm = comparisons.correction == "holm"
+    rows = []
+    for r in frame.itertuples(index=False):
+        row = [
+            str(r.dataset),
+            str(r.level),
+            str(r.baseline),
+            str(int(r.n)),
+            difference_text(r.mean_difference, r.standard_error, digits),
+            cohens_d_text(r.cohens_d),
+            p_text(r.pvalue),
+        ]
+        if holm:
+            row.append(p_text(r.p_adjusted))
+        rows.append([*row, str(r.outcome)])
+    return rows
+
+
+def comparisons_markdown(comparisons: Comparisons, prepared: Prepared, digits: int = 3) -> str:
+    """Per metric, every comparison of the reference with a baseline on a PML dataset."""
+    frame = ordered_comparisons(comparisons, prepared)
+    header = comparison_header(comparisons)
+    parts = [
+        f"\n## Per PML dataset: effect sizes beside the p-values\n\n"
+        f"difference: mean of {comparisons.reference} − the other method over matched splits, "
+        f"on the metric's scale, ± its standard error ({TEST_NAMES[comparisons.test]}'s "
+        "denominator); Cohen's d: mean difference / standard deviation of the differences.\n"
+    ]
+    for metric in prepared.metrics:
+        rows = comparison_rows(comparisons, frame[frame["metric"] == metric], digits)
+        if not rows:
+            continue
+        parts.append(
+            f"\n### {metric_name(metric)} {arrow(prepared.directions[metric])}\n\n"
+            + markdown_table(
+                header,
+                [[markdown_escape(c) for c in row] for row in rows],
+                _align(header),
+            )
+        )
+    return "".join(parts)
+
+
+def _align(header: Sequence[str]) -> list[str]:
+    return ["l", "l", "l", *["r"] * (len(header) - 4), "l"]
 
 
 def to_latex(wtl: pd.DataFrame, comparisons: Comparisons) -> str:

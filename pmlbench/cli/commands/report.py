@@ -2,8 +2,11 @@
 
 Reads every results.csv under the given run or multirun directories and writes into
 ``--out``: table2.{md,tex,csv} (mean ± std per PML dataset and method), with ``--reference``
-wtl.{md,tex,csv} (win/tie/loss), stats.md and CSVs of the tests across datasets, figures
-under plots/, summary.md and report.html (one self-contained page with all of it).
+wtl.{md,tex,csv} (win/tie/loss, with the effect size of every comparison in wtl.md),
+stats.md and CSVs of the tests across datasets, figures under plots/, summary.md and
+report.html (one self-contained page with all of it). With ``--bayesian`` also
+bayes.{md,tex,csv}, bayes_across.csv and bayes_wtl.{md,tex,csv} (Bayesian comparisons with a
+region of practical equivalence); with ``--format parquet`` also results.parquet.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from rich.console import Console
 from pmlbench.core.console import print_message, print_warning
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import ReportOptions, build_report, print_report, write_report
-from pmlbench.report.build import POSTHOCS
+from pmlbench.report.build import FORMATS, POSTHOCS
+from pmlbench.stats.bayesian import DEFAULT_ROPE, DEFAULT_THRESHOLD
 from pmlbench.stats.multiple import CORRECTIONS
 from pmlbench.stats.paired import TESTS
 
@@ -86,6 +90,31 @@ def parser() -> argparse.ArgumentParser:
         help="method parameters to draw sensitivity curves for (default: any "
         "parameter swept over >= 3 values at a fixed noise level)",
     )
+    p.add_argument(
+        "--bayesian",
+        action="store_true",
+        help="also compare the reference with every other method by Bayesian tests: the "
+        "correlated Bayesian t-test per PML dataset, the Bayesian signed-rank test across "
+        "them (bayes.md, bayes_wtl.md; needs --reference)",
+    )
+    p.add_argument(
+        "--rope",
+        type=float,
+        default=DEFAULT_ROPE,
+        metavar="WIDTH",
+        help=f"half-width of the region of practical equivalence for --bayesian, on the "
+        f"metric's scale ({DEFAULT_ROPE:g}: one point of a metric in [0, 1]); a win, tie or "
+        f"loss needs posterior probability >= {DEFAULT_THRESHOLD:g}",
+    )
+    p.add_argument(
+        "--format",
+        dest="formats",
+        action="append",
+        choices=FORMATS,
+        default=[],
+        help="extra output (repeatable): parquet = the records the report used as "
+        "results.parquet (pip install 'pmlbench[parquet]')",
+    )
     p.add_argument("--digits", type=int, default=3, help="decimals in the tables (3)")
     p.add_argument("--no-plots", action="store_true", help="skip figures (no matplotlib needed)")
     p.add_argument(
@@ -112,6 +141,9 @@ def main(argv: list[str]) -> int:
         sensitivity=args.sensitivity,
         digits=args.digits,
         html=args.html,
+        bayesian=args.bayesian,
+        rope=args.rope,
+        formats=tuple(dict.fromkeys(args.formats)),
     )
     report = build_report(args.dirs, options)
     console = Console()

@@ -251,6 +251,124 @@
       (filtered ? ". <b>Recounted for the selected datasets and noise levels.</b>" : ".") + "</p>";
   }
 
+  /* ---- per-dataset comparisons: wtl.md's effect sizes, bayes.md's probabilities ---- */
+  function comparisonTable(id, header, rows, extra) {
+    var cols = [
+      { label: "metric", key: function (r) { return r[1]; },
+        html: function (r) { return td(esc(D.metrics[r[1]][1]), "key"); } },
+      { label: "dataset", key: function (r) { return r[2]; },
+        html: function (r) { return td(esc(D.datasets[D.blocks[r[2]][0]])); } },
+      { label: "noise", key: function (r) { return D.blocks[r[2]][1] * 1e6 + r[2]; },
+        html: function (r) { return td(esc(D.levels[D.blocks[r[2]][1]]), "lvl"); } },
+      { label: "vs", key: function (r) { return r[0]; },
+        html: function (r) { return td(esc(D.methods[r[0]])); } }
+    ];
+    header.forEach(function (label, i) {
+      var last = i === header.length - 1;
+      cols.push({
+        label: label, num: !last,
+        key: function (r) { return i < r[4].length ? r[4][i] : r[3][i]; },
+        html: function (r) {
+          var text = r[3][i];
+          return td(text === "–" ? DASH : esc(text), last ? "oc oc-" + esc(text) : "num");
+        }
+      });
+    });
+    var metrics = visibleMetrics();
+    var methods = visibleMethods(D.methods.map(function (_, k) { return k; }));
+    var shown = rows.filter(function (r) {
+      return metrics.indexOf(r[1]) >= 0 && methods.indexOf(r[0]) >= 0 && blockVisible(r[2]);
+    });
+    return shown.length ? table({ id: id, cols: cols, rows: shown, cls: extra || "" })
+      : '<p class="empty">No comparisons for this selection.</p>';
+  }
+
+  function renderEffects() {
+    var box = $("wtl-cmp");
+    if (!box || !D.eff) { return; }
+    var rows = D.eff.rows.map(function (r) { return [r[0], r[1], r[2], r[3], r[4]]; });
+    box.innerHTML = comparisonTable("wtl-cmp-table", D.eff.header, rows, "cmp") +
+      '<p class="legend">difference: mean of ' + esc(D.reference) + " − the other method over " +
+      "matched splits, on the metric's scale, ± its standard error (the test's denominator); " +
+      "Cohen's d: mean difference / standard deviation of the differences.</p>";
+  }
+
+  /* ---- Bayesian comparison ---- */
+  function bayesCell(c) {
+    if (!c) { return td(DASH, "num"); }
+    var n = c[0] + c[1] + c[2] + c[3];
+    var bar = n ? '<span class="stack" aria-hidden="true">' + ["w", "t", "l", "u"].map(function (k, i) {
+      return '<i class="' + k + '" style="width:' + (100 * c[i] / n) + '%"></i>';
+    }).join("") + "</span>" : "";
+    return td('<span class="v">' + c.join("/") + "</span>" + bar, "num");
+  }
+
+  function renderBayes() {
+    var B = D.bayes;
+    if (!B || !$("bayes-wtl")) { return; }
+    var baselines = visibleMethods(B.baselines);
+    var filtered = S.dataset !== "" || S.level !== "";
+    var counts = {};  // "k,m" -> [win, tie, loss, undecided]; m = -1 for the total
+    if (filtered) {
+      B.cmp.forEach(function (c) {
+        if (!blockVisible(c[2]) || c[5] < 0) { return; }
+        var key = c[0] + "," + c[1];
+        (counts[key] || (counts[key] = [0, 0, 0, 0]))[c[5]] += 1;
+      });
+    } else {
+      B.wtl.forEach(function (r) { counts[r[0] + "," + r[1]] = r.slice(2); });
+    }
+    var metrics = visibleMetrics();
+    var cols = [{ label: D.reference + " vs", key: function (r) { return r.m; },
+      html: function (r) { return td(esc(D.metrics[r.m][1]), "key"); } }];
+    baselines.forEach(function (k) {
+      cols.push({
+        label: D.methods[k], num: true, title: "sort by wins minus losses",
+        key: function (r) { var c = counts[k + "," + r.m]; return c ? c[2] - c[0] : null; },
+        html: function (r) { return bayesCell(counts[k + "," + r.m]); }
+      });
+    });
+    var foot = ["<tr>", td("total")];
+    baselines.forEach(function (k) {
+      var total;
+      if (!filtered && S.metric === "") {
+        total = counts[k + ",-1"];
+      } else {
+        total = [0, 0, 0, 0];
+        metrics.forEach(function (m) {
+          var c = counts[k + "," + m];
+          if (c) { for (var i = 0; i < 4; i++) { total[i] += c[i]; } }
+        });
+      }
+      foot.push(bayesCell(total));
+    });
+    foot.push("</tr>");
+    $("bayes-wtl").innerHTML = table({ id: "bayes-wtl-table", cols: cols,
+      rows: metrics.map(function (m) { return { m: m }; }), foot: foot.join(""), cls: "wtl" }) +
+      '<p class="legend">win/tie/loss/undecided of ' + esc(D.reference) + " per PML dataset: " +
+      esc(B.test) + (filtered ? ". <b>Recounted for the selected datasets and noise levels.</b>" : ".") +
+      ' <span class="key-u"></span> undecided: no conclusion reaches that probability.</p>';
+    var methods = visibleMethods(D.methods.map(function (_, k) { return k; }));
+    var across = B.across.filter(function (r) {
+      return metrics.indexOf(r[1]) >= 0 && methods.indexOf(r[0]) >= 0;
+    });
+    var acrossCols = [
+      { label: "vs", key: function (r) { return r[0]; }, html: function (r) { return td(esc(D.methods[r[0]]), "key"); } },
+      { label: "metric", key: function (r) { return r[1]; }, html: function (r) { return td(esc(D.metrics[r[1]][1])); } }
+    ];
+    B.acrossHeader.forEach(function (label, i) {
+      var last = i === B.acrossHeader.length - 1;
+      acrossCols.push({ label: label, num: !last,
+        key: function (r) { return i < r[3].length ? r[3][i] : r[2][i]; },
+        html: function (r) { return td(esc(r[2][i]), last ? "oc oc-" + esc(r[2][i]) : "num"); } });
+    });
+    $("bayes-across").innerHTML = across.length
+      ? table({ id: "bayes-across-table", cols: acrossCols, rows: across, cls: "cmp" }) +
+        '<p class="legend">On the per-dataset means (all PML datasets, whatever the dataset and noise filters).</p>'
+      : '<p class="empty">No signed-rank test for this selection.</p>';
+    $("bayes-cmp").innerHTML = comparisonTable("bayes-cmp-table", B.cmpHeader, B.cmp, "cmp");
+  }
+
   /* ---- average ranks across PML datasets (Friedman) ---- */
   function renderRanks() {
     var box = $("ranks");
@@ -375,6 +493,8 @@
   function render() {
     renderTable2();
     renderWtl();
+    renderEffects();
+    renderBayes();
     renderRanks();
     renderUnits();
     renderProvenance();
