@@ -3,8 +3,11 @@ MATLAB/Octave code, and its one-line errors for each way such a program can fail
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +16,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from pmlbench.errors import PluginError, PmlbenchError
+from pmlbench.methods import external
 from pmlbench.methods.external import ExternalCommand, ExternalSpec, read_arrays, render_command
 
 # A stand-in "external program": a nearest-centroid scorer. It reads the files the adapter
@@ -228,3 +232,100 @@ def test_a_subclass_spec_is_checked_like_the_parameters(data):
         Wrapper(timeout=0).fit(X, Y)
     with pytest.raises(PmlbenchError, match=r"^method\.file_format must be one of"):
         Wrapper().fit(X, Y)
+
+
+# ---------------------------------------------------------------------- processes
+
+
+def _alive(argv: list[str]) -> list[int]:
+    """Pids of running (not zombie) processes whose command line is exactly ``argv``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if [part.decode(errors="replace") for part in cmdline] == argv and state not in "ZX":
+            found.append(int(entry.name))
+    return found
+
+
+def _sleep_seconds() -> str:
+    """A duration no other test run uses, so that its ``sleep`` can be told apart."""
+    return f"47.{os.getpid()}{time.monotonic_ns() % 1000:03d}"
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="needs /proc")
+
+
+def _run_until_stopped(command: str, data, tmp_path: Path, timeout: float) -> PmlbenchError:
+    X, Y, Xt, _ = data
+    model = ExternalCommand(command, timeout=timeout, workdir=str(tmp_path)).fit(X, Y)
+    with pytest.raises(PluginError) as error:
+        model.decision_function(Xt)
+    assert (tmp_path / "started").is_file()  # the shell did start its child before the stop
+    return error.value
+
+
+@needs_proc
+def test_timeout_stops_the_programs_children(data, tmp_path):
+    """The issue's case: ``sh -c "sleep 47; ..."`` used to leave the ``sleep`` running."""
+    seconds = _sleep_seconds()
+    command = f"sh -c 'touch {{workdir}}/started; sleep {seconds}; echo never'"
+    error = _run_until_stopped(command, data, tmp_path, timeout=1.0)
+    assert "did not finish within 1 s and was stopped; raise method.timeout" in str(error)
+    assert _alive(["sleep", seconds]) == []
+
+
+@needs_proc
+def test_children_that_ignore_sigterm_get_sigkill(data, tmp_path, monkeypatch):
+    monkeypatch.setattr(external, "_GRACE_SECONDS", 0.3)
+    seconds = _sleep_seconds()
+    # an ignored signal stays ignored across exec: the sleep ignores SIGTERM too
+    command = f"sh -c 'trap \"\" TERM; touch {{workdir}}/started; sleep {seconds}; echo never'"
+    start = time.perf_counter()
+    _run_until_stopped(command, data, tmp_path, timeout=0.5)
+    assert time.perf_counter() - start < 10
+    assert _alive(["sleep", seconds]) == []
+
+
+@needs_proc
+def test_an_interrupt_stops_the_program_too(data, tmp_path):
+    X, Y, Xt, _ = data
+    seconds = _sleep_seconds()
+    command = f"sh -c 'touch {{workdir}}/started; sleep {seconds}'"
+    model = ExternalCommand(command, timeout=60, workdir=str(tmp_path)).fit(X, Y)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        with pytest.raises(KeyboardInterrupt):
+            model.decision_function(Xt)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert (tmp_path / "started").is_file()
+    assert _alive(["sleep", seconds]) == []
+
+
+def test_no_shell_runs_the_command(data, tmp_path):
+    """Shell syntax in method.command reaches the program as plain arguments."""
+    X, Y, Xt, _ = data
+    script = tmp_path / "argv.py"
+    script.write_text(
+        "import json, sys\n"
+        "json.dump(sys.argv[1:], open(sys.argv[1] + '.argv.json', 'w'))\n"
+        "import numpy as np\n"
+        "np.savez(sys.argv[1], scores=np.zeros((10, 4)))\n"
+    )
+    command = f"{{python}} {script} {{out}} '$HOME' '*' ';' 'echo' '>' x '|' y"
+    ExternalCommand(command, workdir=str(tmp_path)).fit(X, Y).decision_function(Xt)
+    argv = (tmp_path / "out.npz.argv.json").read_text()
+    assert argv.endswith('"$HOME", "*", ";", "echo", ">", "x", "|", "y"]')
+    assert not (tmp_path / "x").exists()

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from pmlbench import __version__
-from pmlbench.core.atomic import atomic_write
+from pmlbench.core.atomic import UnwritablePath, atomic_write
 from pmlbench.core.console import print_warning
 from pmlbench.core.digest import content_digest
 from pmlbench.core.fingerprint import library_versions, pmlbench_source_digest
@@ -186,6 +186,21 @@ def cached_array(namespace: str, key_parts: Any, compute: Callable[[], T]) -> T:
     value = compute()
     try:
         _write(path, value)
-    except OSError:
-        pass  # a full or read-only disk costs the reuse, not the result
+    except (OSError, UnwritablePath) as exc:  # a full or read-only disk costs the reuse only
+        _warn_unwritable(root, exc)
     return value
+
+
+_warned_unwritable: set[Path] = set()
+
+
+def _warn_unwritable(root: Path, exc: Exception) -> None:
+    """Say once per process and cache directory that entries cannot be written there."""
+    if root in _warned_unwritable:
+        return
+    _warned_unwritable.add(root)
+    reason = exc.reason if isinstance(exc, UnwritablePath) else f"{type(exc).__name__}: {exc}"
+    print_warning(
+        f"cache_dir={root} cannot be written ({reason}); computing without the shared-work "
+        "cache (set cache_dir=<a directory you can write>, or cache_dir=null)"
+    )

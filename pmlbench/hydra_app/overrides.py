@@ -7,6 +7,7 @@ these checks give one line naming the plugin kind and the fix. The command line
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, cast
 
 from pmlbench.errors import PmlbenchError
@@ -88,9 +89,61 @@ def check_parameter_keys(overrides: list[str], presets: dict[str, set[str]]) -> 
                 )
 
 
+def _leaf_keys(node: dict[str, Any], prefix: str = "") -> list[str]:
+    keys = []
+    for name, value in node.items():
+        if isinstance(value, dict) and value:
+            keys += _leaf_keys(value, f"{prefix}{name}.")
+        else:
+            keys.append(f"{prefix}{name}")
+    return keys
+
+
+def check_config_keys(overrides: list[str]) -> None:
+    """Fail in one line on a key that no config has (``test_size=0.3`` for
+    ``protocol.test_size``), which Hydra would refuse in several lines or, with ``+``, add
+    where nothing reads it. Plugin parameters are checked by :func:`check_parameter_keys`."""
+    from omegaconf import OmegaConf
+
+    from pmlbench.protocol.settings import defaults
+
+    if any(o.lstrip("+~").startswith("experiment=") for o in overrides):
+        return  # a named experiment may bring keys of its own
+    loaded = OmegaConf.to_container(OmegaConf.load(config_dir() / "config.yaml"))
+    config = {k: v for k, v in cast(dict[str, Any], loaded).items() if k != "defaults"}
+    config["tune"] = {**defaults("tune"), "grid": {}}
+    config["bipartition"] = defaults("bipartition")
+    free = {*GROUP_KINDS, "hydra", "experiment"}  # checked elsewhere, or Hydra's own
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        if not sep or key.startswith("~") or "/" in key or "@" in key:
+            continue
+        key = key.lstrip("+")
+        parts = key.split(".")
+        if parts[0] in free or parts[:2] == ["tune", "grid"]:
+            continue
+        node: Any = config
+        for part in parts:
+            if not isinstance(node, dict):
+                break  # inside a list or a value: Hydra checks the rest
+            if part not in node:
+                known = _leaf_keys(config)
+                same = [k for k in known if k.rsplit(".", 1)[-1] == parts[-1]]
+                close = same or difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+                hint = (
+                    f"did you mean {close[0]}={value}?"
+                    if close
+                    else f"known keys: {', '.join(sorted(set(config) - {'hydra'}))} "
+                    "(pmlbench --help)"
+                )
+                raise PmlbenchError(f"unknown config key {key!r}; {hint}")
+            node = node[part]
+
+
 def check_overrides(overrides: list[str]) -> None:
     """Every check above on a list of overrides (options such as ``-m`` are skipped)."""
     overrides = [o for o in overrides if not o.startswith("-")]
     presets = yaml_presets()
     check_group_choices(overrides, presets)
+    check_config_keys(overrides)
     check_parameter_keys(overrides, presets)

@@ -19,9 +19,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from pmlbench.core.atomic import atomic_write_text
 from pmlbench.core.console import console, print_error, print_message, results_table
+from pmlbench.core.parameters import Type, check_parameter
 from pmlbench.core.workcache import using_cache_dir
 from pmlbench.errors import PmlbenchError
 from pmlbench.hydra_app.config_tree import config_to_dict
+from pmlbench.hydra_app.directories import naming_key
 from pmlbench.hydra_app.launchers import job_threads, runs_in_process
 from pmlbench.hydra_app.resolvers import register_resolvers
 from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, read_units, tidy_records
@@ -75,6 +77,8 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
     store = ResultStore(store_dir) if store_dir is not None else None
     summary = None
     try:
+        for flag in ("quiet", "recompute"):  # bool("no") would be True: refuse non-booleans
+            check_parameter(flag, config.get(flag, False), [Type(bool)], prefix="")
         launcher = cast(dict[str, Any], OmegaConf.to_container(hydra_cfg.launcher, resolve=True))
         threads = job_threads(config.get("threads_per_job"), launcher, multirun)
         with limit_threads(threads), using_cache_dir(_path(config.get("cache_dir"), cwd)):
@@ -94,7 +98,14 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
         if not multirun:
             raise SystemExit(exc.exit_code) from None
     except PmlbenchError as exc:
-        print_error(str(exc), stderr=False)
+        locations = {
+            "hydra.sweep.dir" if multirun else "hydra.run.dir": (
+                Path(hydra_cfg.sweep.dir) if multirun else out_dir
+            ),
+            "results_store": store_dir,
+            "cache_dir": _path(config.get("cache_dir"), cwd),
+        }
+        print_error(str(naming_key(exc, locations)), stderr=False)
         if not multirun:
             raise SystemExit(2) from None
     except Exception as exc:  # outside any unit (e.g. writing results): one job, not the sweep

@@ -21,8 +21,11 @@ its training time is therefore part of the predict time and is also recorded as
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -292,11 +295,24 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
 
 
 def _execute(argv: list[str], folder: Path, timeout: float) -> float:
-    """Run the program; every way it can fail becomes a one-line PluginError."""
+    """Run the program; every way it can fail becomes a one-line PluginError.
+
+    No shell is involved: ``argv`` is executed directly. The program starts in a session
+    (and process group) of its own, so that a timeout, or an interrupt of pmlbench, stops
+    every process it started (``sh -c "sleep 47; ..."``'s ``sleep`` included), not only the
+    direct child: :func:`_stop_group` sends SIGTERM to the group, then SIGKILL after
+    ``_GRACE_SECONDS``.
+    """
     start = time.perf_counter()
     try:
-        done = subprocess.run(
-            argv, cwd=folder, capture_output=True, text=True, timeout=timeout, check=False
+        process = subprocess.Popen(
+            argv,
+            cwd=folder,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
     except FileNotFoundError:
         raise PluginError(
@@ -308,14 +324,68 @@ def _execute(argv: list[str], folder: Path, timeout: float) -> float:
             f"external program {argv[0]!r} is not executable (chmod +x it, or "
             "call it through its interpreter in method.command)"
         ) from None
+    try:
+        _, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        _stop_group(process)
         raise PluginError(
             f"external program {argv[0]!r} did not finish within {timeout:g} s "
             "and was stopped; raise method.timeout"
         ) from None
-    if done.returncode != 0:
+    except BaseException:  # KeyboardInterrupt, a unit timeout's signal, ...: leave nothing
+        _stop_group(process)
+        raise
+    if process.returncode != 0:
         raise PluginError(
-            f"external program {argv[0]!r} failed with exit status {done.returncode}; "
-            f"stderr: {_stderr_tail(done.stderr)}"
+            f"external program {argv[0]!r} failed with exit status {process.returncode}; "
+            f"stderr: {_stderr_tail(stderr)}"
         )
     return time.perf_counter() - start
+
+
+_GRACE_SECONDS = 5.0
+
+
+def _signal_group(group: int, signal_number: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal_number)
+
+
+def _stop_group(process: subprocess.Popen) -> None:
+    """Stop the program's whole process group: SIGTERM, then SIGKILL for what is left after
+    ``_GRACE_SECONDS``; then reap the program and close its pipes."""
+    group = process.pid  # the leader of its own session: its pid is the group's id
+    _signal_group(group, signal.SIGTERM)
+    deadline = time.monotonic() + _GRACE_SECONDS
+    while time.monotonic() < deadline and _group_alive(group):
+        time.sleep(0.05)
+        process.poll()  # reap the leader, so that only the rest of the group counts
+    _signal_group(group, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired, OSError, ValueError):
+        process.communicate(timeout=_GRACE_SECONDS)
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def _group_alive(group: int) -> bool:
+    """Whether a process of ``group`` is still running (zombies waiting to be reaped do not
+    count: they have ended)."""
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # after the command name: state, ppid, pgrp
+        if int(fields[2]) == group and fields[0] not in ("Z", "X"):
+            return True
+    return False

@@ -9,8 +9,9 @@ happen elsewhere (pmlbench.runner.run, pmlbench.runner.outputs).
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from pmlbench.core.parameters import Interval, Options, Type, check_parameter
 from pmlbench.datasets.dataset import Dataset
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import CONVENTIONS, Metric, degenerate_rows
 from pmlbench.plugins.loading import (
     MethodFactory,
@@ -29,7 +30,9 @@ from pmlbench.plugins.loading import (
     noise_model,
 )
 from pmlbench.protocol.bipartition import make_bipartition
+from pmlbench.protocol.settings import tune_options
 from pmlbench.protocol.splits import SplitPlan, plan_splits
+from pmlbench.protocol.tuning import scoring_metric, tuning_grid
 
 NATURAL_NOISE = "natural"
 
@@ -61,6 +64,11 @@ class ExperimentSpec:
             ("save_predictions", self.save_predictions, [Type(bool)]),
         ):
             check_parameter(key, value, accepted, prefix="")
+        if isinstance(self.metrics, str):
+            raise PmlbenchError(
+                f"metrics must be a list of metric names, got {self.metrics!r}; "
+                f"set metrics=[{self.metrics}]"
+            )
         if not isinstance(self.metrics, list) or not self.metrics:
             raise PmlbenchError("no metrics selected; set metrics=[average_precision,...]")
         for name in self.metrics:
@@ -113,13 +121,29 @@ def prepare(spec: ExperimentSpec) -> Plugins:
     """Resolve and check the experiment's method, noise model and metrics.
 
     Parameters are validated here, before any data is loaded, so a bad ``method.k`` or
-    ``noise.rate`` stops a run before any work.
+    ``noise.rate`` stops a run before any work; so are the ``bipartition`` and ``tune``
+    nodes, which each split reads again.
     """
-    return Plugins(
-        method=method_factory(spec.method),
-        noise=noise_model(spec.noise),
-        metrics=load_metrics(list(spec.metrics)),
-    )
+    method, noise = method_factory(spec.method), noise_model(spec.noise)
+    with _naming("metrics", f"[{','.join(map(str, spec.metrics))}]"):
+        metrics = load_metrics(list(spec.metrics))
+    with _naming("bipartition.objective", spec.bipartition.get("objective")):
+        make_bipartition(dict(spec.bipartition))
+    tune = dict(spec.tune or {})
+    options = tune_options(tune)
+    if tuning_grid(tune):
+        with _naming("tune.scoring", options["scoring"]):
+            scoring_metric(options["scoring"])
+    return Plugins(method=method, noise=noise, metrics=metrics)
+
+
+@contextlib.contextmanager
+def _naming(key: str, value: Any) -> Iterator[None]:
+    """Begin a plugin error (an unknown metric, ...) with the config key that asked for it."""
+    try:
+        yield
+    except PluginError as exc:
+        raise PluginError(f"{key}={value}: {exc}") from None
 
 
 def make_candidates(noise: NoiseModel, dataset: Dataset, plan: SplitPlan) -> np.ndarray:

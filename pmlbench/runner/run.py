@@ -34,13 +34,14 @@ from pmlbench.runner.store import ResultStore, run_metadata
 def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
     """The plain-data experiment spec from a resolved config dict."""
     protocol = config.get("protocol", {})
+    metrics = config["metrics"]  # anything but a list is refused by ExperimentSpec
     return ExperimentSpec(
         dataset=config["dataset"],
         noise=config["noise"],
         method=config["method"],
         tune=config.get("tune", {}),
         bipartition=config.get("bipartition", {"rule": "method"}),
-        metrics=list(config["metrics"]),
+        metrics=list(metrics) if isinstance(metrics, (list, tuple)) else metrics,
         metric_convention=config["metric_convention"],
         macro_f1_zero_division=config.get("macro_f1_zero_division", 0),
         seed=config["seed"],
@@ -305,6 +306,10 @@ def run_config(
         if result is None:
             try:
                 result = run_experiment(spec, fit=fit_with_tuning, unit=runner, plugins=plugins)
+            except PmlbenchError:
+                # the input is at fault (a dataset file, a dataset.* key, an unwritable
+                # store): one line, and no failure records that a fixed input would orphan
+                raise
             except Exception as exc:  # the dataset, metrics or splits could not be set up
                 if not catch:
                     raise
