@@ -265,10 +265,11 @@ def test_store_failures_name_the_unit_with_its_parameters(tmp_path):
     loaded = load_results([tmp_path / "store"])
     assert loaded.records["source"].tolist() == [str(tmp_path / "store" / "done.json")] * 2
     (failure,) = loaded.failures.to_dict(orient="records")
-    assert failure == {
+    assert {k: failure[k] for k in ("path", "unit", "error", "status")} == {
         "path": str(tmp_path / "store" / "bad.failed.json"),
         "unit": "mlknn on d1 (uniform, noise_rate=1.0, param_k=3), seed 0, split 1",
         "error": "ValueError: boom",
+        "status": "failed",
     }
 
 

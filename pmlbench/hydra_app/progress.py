@@ -4,7 +4,9 @@ Jobs may run in this process (basic launcher), in worker processes (joblib) or o
 machines (submitit), so the progress lives in the sweep directory: the Hydra callback
 :class:`SweepProgress` writes the number of jobs and the start time there when the sweep
 starts, and each job, when it ends, counts the jobs that have written their units.json and
-prints one line: a bar, done / total, elapsed time, ETA and what the job did.
+prints one line: a bar, done / total, elapsed time, ETA and what the job did. In a dry run
+(``dry_run=true``) the jobs write their plans instead, and the callback prints the sweep's
+summary once every job has ended (pmlbench.runner.dryrun).
 """
 
 from __future__ import annotations
@@ -65,6 +67,16 @@ class SweepProgress(Callback):
         atomic_write_text(
             sweep_dir / SWEEP_FILE, json.dumps({"total_jobs": total, "start": time.time()})
         )
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        """The summary line of a dry run, from the plans its jobs wrote."""
+        if not OmegaConf.select(config, "dry_run", default=False):
+            return
+        from pmlbench.core.console import print_message
+        from pmlbench.runner.dryrun import sweep_summary
+
+        line = sweep_summary(Path(OmegaConf.select(config, "hydra.sweep.dir")))
+        print_message(line if line is not None else "dry run: no job wrote a plan")
 
 
 def _duration(seconds: float | None) -> str:

@@ -3,7 +3,10 @@
 A job runs in Hydra's output directory with the result store (``results_store``), the
 shared-work cache (``cache_dir``) and a BLAS thread limit (``threads_per_job``) set up from
 the config. Inside a multirun a failing job is recorded and reported in one line, and the
-sweep goes on; a single run exits non-zero with a one-line message.
+sweep goes on; a single run exits non-zero with a one-line message. Units that are not
+applicable get one line each (or one for all, when they share the reason) and are no
+failure; ``unit_timeout`` is handed to the runner. With ``dry_run=true`` a job only says
+what it would do (pmlbench.runner.dryrun) and writes its plan for the sweep's summary.
 """
 
 from __future__ import annotations
@@ -54,8 +57,29 @@ def _describe(overrides: list[str], out_dir: Path) -> str:
     return (
         text
         + ": "
-        + ", ".join(f"{counts[s]} {s}" for s in ("computed", "cached", "failed") if counts[s])
+        + ", ".join(f"{counts[s]} {label}" for s, label in STATUS_LABELS.items() if counts[s])
     )
+
+
+STATUS_LABELS = {
+    "computed": "computed",
+    "cached": "cached",
+    "failed": "failed",
+    "timed_out": "timed out",
+    "not_applicable": "n/a",
+}
+
+
+def _not_applicable(out_dir: Path) -> None:
+    """One line per not-applicable unit of the job, or one line when they share a reason."""
+    entries = [u for u in _units(out_dir) if u.get("status") == "not_applicable"]
+    reasons = {str(u.get("reason")) for u in entries}
+    if len(entries) > 1 and len(reasons) == 1:
+        splits = ", ".join(str(u.get("split")) for u in entries)
+        print_message(f"n/a: {len(entries)} units (splits {splits}): {reasons.pop()}")
+        return
+    for u in entries:
+        print_message(f"n/a: split {u.get('split')}: {u.get('reason')}")
 
 
 def _units(out_dir: Path) -> list[dict[str, Any]]:
@@ -75,6 +99,10 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
     quiet = bool(config.get("quiet", False))
     store_dir = _path(config.get("results_store"), cwd)
     store = ResultStore(store_dir) if store_dir is not None else None
+    if config.get("dry_run", False):
+        overrides = [o for o in hydra_cfg.overrides.task if not o.startswith("dry_run=")]
+        _dry_run(config, out_dir, store, multirun, overrides)
+        return None
     summary = None
     try:
         for flag in ("quiet", "recompute"):  # bool("no") would be True: refuse non-booleans
@@ -89,9 +117,13 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
                 store=store,
                 recompute=bool(config.get("recompute", False)),
                 catch_failures=True,
+                unit_timeout=config.get("unit_timeout"),
             )
-        summary = _report(config, result, out_dir, multirun)
+        _not_applicable(out_dir)
+        if result.splits:
+            summary = _report(config, result, out_dir, multirun)
     except UnitsFailed as exc:
+        _not_applicable(out_dir)
         print_error(str(exc), stderr=False)
         if exc.result is not None and exc.result.splits:
             summary = _report(config, exc.result, out_dir, multirun)
@@ -120,6 +152,39 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
         if multirun and not quiet:
             _sweep_line(Path(hydra_cfg.sweep.dir), out_dir, list(hydra_cfg.overrides.task))
     return summary
+
+
+def _dry_run(
+    config: dict[str, Any],
+    out_dir: Path,
+    store: ResultStore | None,
+    multirun: bool,
+    overrides: list[str],
+) -> None:
+    """Print what this job would do; in a multirun also leave its plan for the summary that
+    pmlbench.hydra_app.progress.SweepProgress prints once every job is done."""
+    from pmlbench.runner.dryrun import TimingIndex, plan_job, summary_line, write_job_plan
+
+    try:
+        plan = plan_job(
+            config,
+            out_dir,
+            store=store,
+            recompute=bool(config.get("recompute", False)),
+            unit_timeout=config.get("unit_timeout"),
+            label=" ".join(overrides) if multirun and overrides else None,
+        )
+    except PmlbenchError as exc:
+        print_error(str(exc), stderr=False)
+        if not multirun:
+            raise SystemExit(2) from None
+        return
+    print_message(plan.line())
+    if multirun:
+        write_job_plan(out_dir, plan)
+    else:
+        timings = TimingIndex.from_stores([store.root] if store is not None else [])
+        print_message(summary_line(plan.units, timings))
 
 
 def _report(config: dict[str, Any], result, out_dir: Path, multirun: bool) -> dict[str, float]:

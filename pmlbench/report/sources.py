@@ -1,13 +1,15 @@
 """Finding and reading results: every results.csv under run or sweep directories.
 
 A run directory holds ``results.csv`` once the run finished (it is written last). Units
-(splits) that raised are listed in the run's ``units.json`` (status "failed"); a directory
+(splits) that raised, timed out or were not applicable are listed in the run's ``units.json``
+(status "failed", "timed_out", "not_applicable"); a directory
 with a run record (``run.json`` or Hydra's ``.hydra/``) but neither results nor a unit list
 is an incomplete run. Failures and incomplete runs are reported, never hidden.
 
 Result stores (pmlbench.runner.store: one ``<key>.json`` per finished unit, ``<key>.failed.json``
-per failed one) are read through the store's public API (``load_records``,
-``load_failures``) when a given directory is one. This is the single place of the report that
+per failed one, ``<key>.timeout.json`` / ``<key>.na.json`` per timed-out / not applicable one)
+are read through the store's public API (``load_records``, ``load_unfinished``) when a given
+directory is one. This is the single place of the report that
 knows about stores. File names and columns are those of pmlbench.runner.format.
 """
 
@@ -31,7 +33,6 @@ from pmlbench.runner.format import (
     columns_with_prefix,
     is_store_dir,
     read_units,
-    store_failure_path,
     store_record_path,
 )
 
@@ -46,7 +47,9 @@ REQUIRED_COLUMNS = (
     "value",
     "higher_is_better",
 )
-FAILURE_COLUMNS = ["path", "unit", "error"]
+FAILURE_COLUMNS = ["path", "unit", "error", "status"]
+# units.json statuses of units that produced no results, listed with the failures
+UNFINISHED_STATUSES = ("failed", "timed_out", "not_applicable")
 
 
 @dataclass
@@ -56,7 +59,8 @@ class LoadedResults:
     Attributes:
         records: the concatenated results.csv rows plus a ``source`` column (file path).
         files: the results.csv files read.
-        failures: one row per failed unit (path, unit, error).
+        failures: one row per unit without results (path, unit, error, status): status
+            "failed", "timed_out" or "not_applicable" (error is then the reason).
         incomplete: run directories with a run record but no results.csv.
     """
 
@@ -72,19 +76,20 @@ def read_store(path: Path) -> LoadedResults | None:
     Damaged unit files (pmlbench.runner.store.record_problem) are left out of the results,
     named in a warning each and listed with the failures, status ``damaged``.
     """
-    from pmlbench.runner.store import Damaged, load_failures, load_records
+    from pmlbench.runner.store import Damaged, load_records, load_unfinished
 
     damaged: list[Damaged] = []
-    records, failed = load_records(path, damaged=damaged), load_failures(path)
+    records, failed = load_records(path, damaged=damaged), load_unfinished(path)
     if records.empty and failed.empty and not damaged:
         return None
     if not records.empty:
         records["source"] = [str(store_record_path(path, k)) for k in records["unit_key"]]
     failures = pd.DataFrame(
         {
-            "path": [str(store_failure_path(path, k)) for k in failed.get("unit_key", [])],
+            "path": [str(p) for p in failed.get("path", [])],
             "unit": [_describe_unit(row) for row in failed.to_dict(orient="records")],
             "error": [str(e) for e in failed.get("error", [])],
+            "status": [str(s) for s in failed.get("status", [])],
         },
         columns=FAILURE_COLUMNS,
     )
@@ -146,20 +151,28 @@ def read_results_file(path: Path) -> pd.DataFrame:
 
 
 def read_unit_log(run_dir: Path) -> list[dict[str, str]]:
-    """Failed units listed in a run's units.json."""
+    """Units listed in a run's units.json that failed, timed out or were not applicable."""
     path = run_dir / UNITS_FILE
     try:
         entries = read_units(run_dir)
     except (OSError, ValueError) as exc:
-        return [{"path": str(path), "unit": run_dir.name, "error": f"unreadable: {exc}"}]
+        return [
+            {
+                "path": str(path),
+                "unit": run_dir.name,
+                "error": f"unreadable: {exc}",
+                "status": "failed",
+            }
+        ]
     return [
         {
             "path": str(path),
             "unit": f"{run_dir.name}, split {e.get('split')}",
-            "error": str(e.get("error") or "no error message recorded"),
+            "error": str(e.get("error") or e.get("reason") or "no error message recorded"),
+            "status": str(e["status"]),
         }
         for e in entries
-        if isinstance(e, dict) and e.get("status") == "failed"
+        if isinstance(e, dict) and e.get("status") in UNFINISHED_STATUSES
     ]
 
 

@@ -5,7 +5,9 @@ A run directory (the output directory of one run, or of one job of a multirun)::
     results.csv                tidy rows, one per split x metric; written last, so its
                                presence marks a complete run (see :func:`tidy_records`)
     run.json                   resolved config, seeds, versions, git commit, per-split summaries
-    units.json                 each unit's key and status: computed, cached or failed
+    units.json                 each unit's key and status: computed, cached, failed,
+                               not_applicable or timed_out
+    dry_run.json               what a job's units would do, written only by a dry run
     predictions/split_<i>.npz  split i's arrays, when the run asked for ``save_predictions``
     error.txt                  the traceback of a multirun job that failed outside any unit
     .hydra/                    Hydra's own record of the job (written by Hydra)
@@ -14,7 +16,9 @@ A multirun's sweep directory also holds ``.pmlbench_sweep.json`` (the number of 
 start time), from which each job prints the sweep's progress.
 
 A result store (pmlbench.runner.store) holds per unit ``<key>.json`` (a finished unit),
-``<key>.npz`` (its predictions) and ``<key>.failed.json`` (a unit that raised).
+``<key>.npz`` (its predictions), ``<key>.failed.json`` (a unit that raised),
+``<key>.na.json`` (a unit its method declared not applicable) and ``<key>.timeout.json`` (a
+unit stopped at ``unit_timeout``).
 
 Columns of results.csv: dataset, noise, ``noise_<p>`` per scalar noise parameter (none for
 natural candidate labels), method, ``param_<p>`` per scalar method parameter, seed, split,
@@ -46,6 +50,7 @@ RUN_RECORD_FILE = "run.json"
 UNITS_FILE = "units.json"
 PREDICTIONS_DIR = "predictions"
 ERROR_FILE = "error.txt"
+DRY_RUN_FILE = "dry_run.json"
 HYDRA_DIR = ".hydra"
 # sweep directory
 SWEEP_PROGRESS_FILE = ".pmlbench_sweep.json"
@@ -53,6 +58,10 @@ SWEEP_PROGRESS_FILE = ".pmlbench_sweep.json"
 STORE_RECORD_SUFFIX = ".json"
 STORE_FAILURE_SUFFIX = ".failed.json"
 STORE_ARRAYS_SUFFIX = ".npz"
+STORE_NOT_APPLICABLE_SUFFIX = ".na.json"
+STORE_TIMEOUT_SUFFIX = ".timeout.json"
+# every store file that ends in .json but is not a finished unit's record
+STORE_OUTCOME_SUFFIXES = (STORE_FAILURE_SUFFIX, STORE_NOT_APPLICABLE_SUFFIX, STORE_TIMEOUT_SUFFIX)
 
 # results.csv columns
 NOISE_PREFIX = "noise_"
@@ -83,6 +92,16 @@ def store_arrays_path(root: str | Path, key: str) -> Path:
     return Path(root) / f"{key}{STORE_ARRAYS_SUFFIX}"
 
 
+def store_not_applicable_path(root: str | Path, key: str) -> Path:
+    """The record of unit ``key`` declared not applicable, in the store at ``root``."""
+    return Path(root) / f"{key}{STORE_NOT_APPLICABLE_SUFFIX}"
+
+
+def store_timeout_path(root: str | Path, key: str) -> Path:
+    """The record of unit ``key`` stopped at its time limit, in the store at ``root``."""
+    return Path(root) / f"{key}{STORE_TIMEOUT_SUFFIX}"
+
+
 def is_temporary(path: Path) -> bool:
     """Whether ``path`` is a hidden file, such as an atomic write still under way."""
     return path.name.startswith(".")
@@ -93,23 +112,35 @@ def store_record_files(root: Path) -> list[Path]:
     return sorted(
         p
         for p in root.glob(f"*{STORE_RECORD_SUFFIX}")
-        if not p.name.endswith(STORE_FAILURE_SUFFIX) and not is_temporary(p)
+        if not p.name.endswith(STORE_OUTCOME_SUFFIXES) and not is_temporary(p)
     )
+
+
+def _suffixed_files(root: Path, suffix: str) -> list[tuple[str, Path]]:
+    return [
+        (p.name[: -len(suffix)], p) for p in sorted(root.glob(f"*{suffix}")) if not is_temporary(p)
+    ]
 
 
 def store_failure_files(root: Path) -> list[tuple[str, Path]]:
     """(key, path) of every failure file of a store, in key order."""
-    return [
-        (p.name[: -len(STORE_FAILURE_SUFFIX)], p)
-        for p in sorted(root.glob(f"*{STORE_FAILURE_SUFFIX}"))
-        if not is_temporary(p)
-    ]
+    return _suffixed_files(root, STORE_FAILURE_SUFFIX)
+
+
+def store_not_applicable_files(root: Path) -> list[tuple[str, Path]]:
+    """(key, path) of every not-applicable file of a store, in key order."""
+    return _suffixed_files(root, STORE_NOT_APPLICABLE_SUFFIX)
+
+
+def store_timeout_files(root: Path) -> list[tuple[str, Path]]:
+    """(key, path) of every timeout file of a store, in key order."""
+    return _suffixed_files(root, STORE_TIMEOUT_SUFFIX)
 
 
 def is_store_dir(path: Path) -> bool:
     """Whether ``path`` is a result store: a directory of per-unit JSON files (a run
     directory's own JSON files do not count)."""
-    run_files = {RUN_RECORD_FILE, UNITS_FILE}
+    run_files = {RUN_RECORD_FILE, UNITS_FILE, DRY_RUN_FILE}
     return path.is_dir() and any(
         p.name not in run_files and not is_temporary(p)
         for p in path.glob(f"*{STORE_RECORD_SUFFIX}")

@@ -6,6 +6,15 @@ a finished unit is written to the store at once, and a unit that raises is recor
 failed (with its traceback) while the other units go on. The run directory always receives
 results.csv / run.json assembled from every unit of the run, reused or computed, and
 units.json saying which was which.
+
+Statuses of a unit in units.json: ``computed``, ``cached`` (reused from the store),
+``failed`` (raised; retried by the next run), ``not_applicable`` (its method raised
+:class:`pmlbench.errors.NotApplicable`: recorded in ``<key>.na.json``, not retried unless
+``recompute=true``, not an error) and ``timed_out`` (stopped at ``unit_timeout``: recorded in
+``<key>.timeout.json`` with its elapsed time; retried only with ``recompute=true``, without
+a limit or with a limit above that elapsed time, since the same limit would stop it again).
+With ``unit_timeout`` set, each computed unit runs in a forked child process
+(pmlbench.runner.timeout); without it, in this process.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.protocol.experiment import (
     NATURAL_NOISE,
     ExperimentResult,
@@ -29,6 +38,12 @@ from pmlbench.protocol.experiment import (
 )
 from pmlbench.runner.format import UNITS_FILE, tidy_records, write_units
 from pmlbench.runner.store import ResultStore, run_metadata
+from pmlbench.runner.timeout import (
+    REMOTE_TRACEBACK,
+    UnitTimedOut,
+    call_with_timeout,
+    check_unit_timeout,
+)
 
 
 def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
@@ -83,6 +98,11 @@ class UnitLog:
     def failures(self) -> list[dict[str, Any]]:
         return [e for e in self.entries if e["status"] == "failed"]
 
+    @property
+    def unfinished(self) -> list[dict[str, Any]]:
+        """Units that failed or timed out (not applicable ones are not unfinished)."""
+        return [e for e in self.entries if e["status"] in ("failed", "timed_out")]
+
 
 def split_record(split: SplitResult) -> dict[str, Any]:
     return {f.name: getattr(split, f.name) for f in dataclasses.fields(split) if f.name != "arrays"}
@@ -102,6 +122,18 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if not isinstance(exc, PmlbenchError) else text
 
 
+def retries_timeout(record: dict[str, Any], unit_timeout: float | None) -> bool:
+    """Whether a run with ``unit_timeout`` tries again a unit stopped as ``record`` says: only
+    without a limit or with one above the time the unit already ran."""
+    if unit_timeout is None:
+        return True
+    try:
+        elapsed = float(record.get("elapsed_seconds", 0.0))
+    except (TypeError, ValueError):
+        return True
+    return unit_timeout > elapsed
+
+
 class UnitRunner:
     """The unit hook of protocol.experiment.run_experiment: reuse, compute, store, record."""
 
@@ -116,9 +148,10 @@ class UnitRunner:
         plugins: Plugins,
         advance=None,
         catch: bool = True,
+        unit_timeout: float | None = None,
     ) -> None:
         self.spec, self.config, self.keys, self.plugins = spec, config, keys, plugins
-        self.catch = catch
+        self.catch, self.unit_timeout = catch, unit_timeout
         self.store, self.recompute, self.out_dir = store, recompute, out_dir
         self.advance = advance or (lambda: None)
         self.log = UnitLog()
@@ -155,6 +188,21 @@ class UnitRunner:
             result.arrays = arrays
         return record, result
 
+    def skipped(self, split: int) -> tuple[str, dict[str, Any]] | None:
+        """The earlier outcome of a unit this run does not try again, as (status, record):
+        ``not_applicable`` unless recomputing, ``timed_out`` when :func:`retries_timeout`
+        says no. None for a unit to compute."""
+        if self.store is None or self.recompute:
+            return None
+        key = self.keys[split]
+        record = self.store.load_not_applicable(key)
+        if record is not None:
+            return "not_applicable", record
+        record = self.store.load_timeout(key)
+        if record is not None and not retries_timeout(record, self.unit_timeout):
+            return "timed_out", record
+        return None
+
     def __call__(self, plan, dataset, compute) -> SplitResult | None:
         key = self.keys[plan.index]
         found = self.stored(plan.index)
@@ -162,21 +210,31 @@ class UnitRunner:
             self.log.add(key, plan.index, "cached")
             self.advance()
             return found[1]
-        wall, cpu = time.perf_counter(), time.process_time()
+        earlier = self.skipped(plan.index)
+        if earlier is not None:
+            self.log_earlier(plan.index, *earlier)
+            self.advance()
+            return None
         try:
-            result = compute()
+            result, timing = self.compute(compute)
+        except NotApplicable as exc:  # the method's published form does not fit this input
+            if not self.catch:
+                raise
+            self.not_applicable(plan.index, exc)
+            self.advance()
+            return None
+        except UnitTimedOut as exc:
+            if not self.catch:
+                raise
+            self.timed_out(plan.index, exc)
+            self.advance()
+            return None
         except Exception as exc:  # any failure of a unit is recorded; the other units go on
             if not self.catch:
                 raise
             self.fail(plan.index, exc)
             self.advance()
             return None
-        # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics) in this process
-        # (not in child processes): unlike wall time they do not grow when others share cores
-        timing = {
-            "wall_seconds": time.perf_counter() - wall,
-            "cpu_seconds": time.process_time() - cpu,
-        }
         summary = {"name": dataset.name, **dataset.summary()}
         noise = NATURAL_NOISE if dataset.Y_candidates is not None else self.spec.noise["name"]
         if self.store is not None:
@@ -186,6 +244,88 @@ class UnitRunner:
         self.log.add(key, plan.index, "computed", **timing)
         self.advance()
         return result
+
+    def compute(self, compute) -> tuple[SplitResult, dict[str, float]]:
+        """Run one unit: here, or in a child process stopped at ``unit_timeout``."""
+        if self.unit_timeout is not None:
+            child = call_with_timeout(compute, self.unit_timeout)
+            return child.value, {
+                "wall_seconds": child.wall_seconds,
+                "cpu_seconds": child.cpu_seconds,
+            }
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = compute()
+        # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics) in this process
+        # (not in child processes): unlike wall time they do not grow when others share cores
+        timing = {
+            "wall_seconds": time.perf_counter() - wall,
+            "cpu_seconds": time.process_time() - cpu,
+        }
+        return result, timing
+
+    def _outcome(self, key: str, split: int, status: str) -> dict[str, Any]:
+        """The common fields of a store record of a unit that did not finish."""
+        from pmlbench.runner.units import unit_description
+
+        return {
+            "schema": 1,
+            "key": key,
+            "status": status,
+            "unit": unit_description(self.spec, split),
+        }
+
+    def not_applicable(self, split: int, exc: NotApplicable) -> None:
+        """Record a unit whose method refused it up front (not a failure)."""
+        key = self.keys[split]
+        reason = _one_line(exc)
+        record = {
+            **self._outcome(key, split, "not_applicable"),
+            "reason": reason,
+            "error_type": type(exc).__name__,
+            "config": self.config,
+            "run": {**run_metadata(self.out_dir), **self.meta()},
+        }
+        if self.store is not None:
+            self.store.save_not_applicable(record)
+        self.log.add(key, split, "not_applicable", reason=reason)
+
+    def timed_out(self, split: int, exc: UnitTimedOut) -> None:
+        """Record a unit stopped at ``unit_timeout``, with the time it ran."""
+        key = self.keys[split]
+        error = _one_line(exc)
+        timing = {"unit_timeout": exc.limit, "elapsed_seconds": exc.elapsed}
+        record = {
+            **self._outcome(key, split, "timed_out"),
+            "error": error,
+            **timing,
+            "config": self.config,
+            "run": {
+                **run_metadata(self.out_dir),
+                **self.meta(),
+                "wall_seconds": exc.elapsed,
+                "cpu_seconds": exc.cpu_seconds,
+            },
+        }
+        if self.store is not None:
+            self.store.save_timeout(record)
+        self.log.add(key, split, "timed_out", error=error, user_error=True, **timing)
+
+    def log_earlier(self, split: int, status: str, record: dict[str, Any]) -> None:
+        """units.json entry of a unit skipped for its stored n/a or timeout record."""
+        key = self.keys[split]
+        if status == "not_applicable":
+            self.log.add(key, split, status, reason=record.get("reason"), from_store=True)
+            return
+        self.log.add(
+            key,
+            split,
+            status,
+            error=record.get("error"),
+            user_error=True,
+            unit_timeout=record.get("unit_timeout"),
+            elapsed_seconds=record.get("elapsed_seconds"),
+            from_store=True,
+        )
 
     def unit_record(
         self, key: str, split: int, result: SplitResult, summary: dict[str, Any], noise: str
@@ -210,7 +350,9 @@ class UnitRunner:
         from pmlbench.runner.units import unit_description
 
         key = self.keys[split]
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        text = getattr(exc, REMOTE_TRACEBACK, None) or "".join(
+            traceback.format_exception(type(exc), exc, exc.__traceback__)
+        )
         error = _one_line(exc)
         failure = {
             "schema": 1,
@@ -270,6 +412,7 @@ def run_config(
     store: ResultStore | None = None,
     recompute: bool = False,
     catch_failures: bool | None = None,
+    unit_timeout: float | None = None,
 ) -> ExperimentResult:
     """Run the experiment a resolved config describes and write its results into ``out_dir``.
 
@@ -277,6 +420,10 @@ def run_config(
     stored. With ``catch_failures`` (default: when there is a store) a failing unit is
     recorded (store and units.json) and the other units go on; :class:`UnitsFailed` is
     raised after the others' results were written. Without it, the first error propagates.
+    A unit whose method raises :class:`NotApplicable` is recorded as ``not_applicable`` and
+    is no failure (the result may then hold fewer splits, or none). With ``unit_timeout``
+    (seconds) each unit is computed in a child process and stopped at that limit; a stopped
+    unit is recorded as ``timed_out`` and counts as unfinished, like a failure.
     """
     from pmlbench.core.console import split_progress
     from pmlbench.protocol.fitting import fit_with_tuning
@@ -285,6 +432,7 @@ def run_config(
 
     out_dir = Path(out_dir)
     spec = spec_from_config(config)
+    unit_timeout = check_unit_timeout(unit_timeout)
     plugins = prepare(spec)  # every parameter checked before any work
     keys = unit_keys(spec)
     catch = store is not None if catch_failures is None else catch_failures
@@ -301,6 +449,7 @@ def run_config(
             plugins,
             advance=lambda: progress.advance(task),
             catch=catch,
+            unit_timeout=unit_timeout,
         )
         result = runner.assemble_stored()
         if result is None:
@@ -318,9 +467,9 @@ def run_config(
     write_units(out_dir, runner.log.entries)
     if result is not None and result.splits:
         write_results(result, config, out_dir)
-    failures = runner.log.failures
-    if failures:
-        raise units_failed(failures, len(keys), result, out_dir)
+    unfinished = runner.log.unfinished
+    if unfinished:
+        raise units_failed(unfinished, len(keys), result, out_dir)
     return result
 
 
@@ -329,10 +478,18 @@ def units_failed(
 ) -> UnitsFailed:
     first = failures[0]["error"]
     user_error = all(f.get("user_error") for f in failures)
+    timed_out = sum(f.get("status") == "timed_out" for f in failures)
     if len(failures) == n_units and len({f["error"] for f in failures}) == 1:
         message = first
-    else:
+    elif not timed_out:
         message = f"{len(failures)} of {n_units} units failed; first: {first}"
+    elif timed_out == len(failures):
+        message = f"{len(failures)} of {n_units} units timed out; first: {first}"
+    else:
+        message = (
+            f"{len(failures)} of {n_units} units failed or timed out "
+            f"({len(failures) - timed_out} failed, {timed_out} timed out); first: {first}"
+        )
     if not user_error:
         message += f" (tracebacks in {out_dir / UNITS_FILE})"
     return UnitsFailed(message, result, failures, exit_code=2 if user_error else 1)

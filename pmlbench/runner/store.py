@@ -6,11 +6,17 @@ names and encodings in pmlbench.runner.format)::
     <key>.json          a finished unit: its description, tidy records and metadata
     <key>.npz           its predictions, when the run asked for ``save_predictions``
     <key>.failed.json   a unit that raised: the error and its traceback
+    <key>.na.json       a unit its method declared not applicable (pmlbench.errors.NotApplicable)
+    <key>.timeout.json  a unit stopped at ``unit_timeout``: the limit and the elapsed seconds
 
 Every file is written to a temporary file beside it and renamed into place
 (pmlbench.core.atomic), so a process killed at any moment leaves either the complete file or
 none; readers skip the temporary files (``.<name>.<random>.tmp``). A unit is done when its
-``<key>.json`` exists; a failure file is removed when the unit later succeeds.
+``<key>.json`` exists. A unit has at most one outcome file (failed, n/a or timed out):
+writing one removes the others, and all are removed when the unit later succeeds. A run
+retries failed units, never retries n/a ones (unless ``recompute=true``; a changed method
+changes the key), and retries timed-out ones only with ``recompute=true``, without a
+``unit_timeout`` or with one above the recorded elapsed time (pmlbench.runner.run).
 
 A record is used only when it parses and agrees with its key: the description it holds
 hashes to the key it is stored under, and its rows hold that unit's split and each of its
@@ -19,8 +25,10 @@ record holds. Anything else is *damaged*: a run warns, naming the file, recomput
 and replaces the file; readers list damaged files (:func:`iter_damaged`,
 :func:`load_damaged`) and read the rest.
 
-Readers for reports: :func:`iter_records` / :func:`load_records` (finished units) and
-:func:`iter_failures` / :func:`load_failures` (failed ones).
+Readers for reports: :func:`iter_records` / :func:`load_records` (finished units),
+:func:`iter_failures` / :func:`load_failures` (failed ones), :func:`iter_not_applicable` /
+:func:`load_not_applicable`, :func:`iter_timeouts` / :func:`load_timeouts`, and
+:func:`load_unfinished` (the last three kinds in one frame with a ``status`` column).
 """
 
 from __future__ import annotations
@@ -53,8 +61,12 @@ from pmlbench.runner.format import (
     store_arrays_path,
     store_failure_files,
     store_failure_path,
+    store_not_applicable_files,
+    store_not_applicable_path,
     store_record_files,
     store_record_path,
+    store_timeout_files,
+    store_timeout_path,
     to_json,
 )
 
@@ -88,6 +100,16 @@ class ResultStore:
 
     def arrays_path(self, key: str) -> Path:
         return store_arrays_path(self.root, key)
+
+    def not_applicable_path(self, key: str) -> Path:
+        return store_not_applicable_path(self.root, key)
+
+    def timeout_path(self, key: str) -> Path:
+        return store_timeout_path(self.root, key)
+
+    def outcome_paths(self, key: str) -> list[Path]:
+        """The files of a unit that did not finish: failed, not applicable, timed out."""
+        return [self.failure_path(key), self.not_applicable_path(key), self.timeout_path(key)]
 
     def is_done(self, key: str) -> bool:
         return self.record_path(key).is_file()
@@ -134,11 +156,40 @@ class ResultStore:
             atomic_write(self.arrays_path(key), lambda p: save_npz(p, arrays))
             record = {**record, "arrays_digest": arrays_digest(arrays)}
         path = atomic_write_text(self.record_path(key), to_json(record))
-        self.failure_path(key).unlink(missing_ok=True)
+        for outcome in self.outcome_paths(key):
+            outcome.unlink(missing_ok=True)
         return path
 
     def save_failure(self, record: dict[str, Any]) -> Path:
-        return atomic_write_text(self.failure_path(record["key"]), to_json(record))
+        return self._save_outcome(self.failure_path(record["key"]), record)
+
+    def save_not_applicable(self, record: dict[str, Any]) -> Path:
+        """Record a unit its method declared not applicable (status ``not_applicable``)."""
+        return self._save_outcome(self.not_applicable_path(record["key"]), record)
+
+    def save_timeout(self, record: dict[str, Any]) -> Path:
+        """Record a unit stopped at its time limit (status ``timed_out``)."""
+        return self._save_outcome(self.timeout_path(record["key"]), record)
+
+    def load_not_applicable(self, key: str) -> dict[str, Any] | None:
+        """The not-applicable record of an unfinished unit, or None."""
+        return None if self.is_done(key) else _read_json(self.not_applicable_path(key))
+
+    def load_timeout(self, key: str) -> dict[str, Any] | None:
+        """The timeout record of an unfinished unit, or None."""
+        return None if self.is_done(key) else _read_json(self.timeout_path(key))
+
+    def load_failure(self, key: str) -> dict[str, Any] | None:
+        """The failure record of an unfinished unit, or None."""
+        return None if self.is_done(key) else _read_json(self.failure_path(key))
+
+    def _save_outcome(self, path: Path, record: dict[str, Any]) -> Path:
+        """Write one outcome file of an unfinished unit and remove its other outcome files."""
+        written = atomic_write_text(path, to_json(record))
+        for other in self.outcome_paths(record["key"]):
+            if other != path:
+                other.unlink(missing_ok=True)
+        return written
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -307,16 +358,36 @@ def load_damaged(store_dir: str | Path) -> pd.DataFrame:
     )
 
 
-def iter_failures(store_dir: str | Path) -> Iterator[dict[str, Any]]:
-    """Every unit that failed and has not succeeded since. Keys: key, unit, dataset, noise,
-    method, split, seed, error (one line), traceback, config, run."""
-    root = _check_dir(store_dir)
-    for key, path in store_failure_files(root):
+def _iter_outcomes(root: Path, files: list[tuple[str, Path]]) -> Iterator[dict[str, Any]]:
+    for key, path in files:
         if load_record(store_record_path(root, key), key)[0] is not None:
             continue  # a later attempt succeeded (a damaged record does not count)
         record = _read_json(path)
         if record is not None:
             yield record
+
+
+def iter_failures(store_dir: str | Path) -> Iterator[dict[str, Any]]:
+    """Every unit that failed and has not succeeded since. Keys: key, unit, dataset, noise,
+    method, split, seed, error (one line), traceback, config, run."""
+    root = _check_dir(store_dir)
+    yield from _iter_outcomes(root, store_failure_files(root))
+
+
+def iter_not_applicable(store_dir: str | Path) -> Iterator[dict[str, Any]]:
+    """Every unit its method declared not applicable (and not computed since). Keys: key,
+    status (``not_applicable``), unit, reason (one line: the cap and the option that lifts
+    it), error_type, config, run."""
+    root = _check_dir(store_dir)
+    yield from _iter_outcomes(root, store_not_applicable_files(root))
+
+
+def iter_timeouts(store_dir: str | Path) -> Iterator[dict[str, Any]]:
+    """Every unit stopped at its time limit (and not computed since). Keys: key, status
+    (``timed_out``), unit, error (one line), unit_timeout and elapsed_seconds (seconds),
+    config, run."""
+    root = _check_dir(store_dir)
+    yield from _iter_outcomes(root, store_timeout_files(root))
 
 
 def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -363,26 +434,83 @@ def load_records(
     return pd.DataFrame(rows)
 
 
+def _unit_row(record: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """The identifying columns of a unit record (as in results.csv) plus ``extra``."""
+    unit = record.get("unit", {})
+    noise, method = unit.get("noise", {}), unit.get("method", {})
+    return {
+        "dataset": unit.get("dataset", {}).get("name"),
+        "noise": noise.get("name"),
+        **prefixed_columns(noise, NOISE_PREFIX),
+        "method": method.get("name"),
+        **prefixed_columns(method, PARAM_PREFIX),
+        "seed": unit.get("seed"),
+        "split": unit.get("split"),
+        **extra,
+    }
+
+
 def load_failures(store_dir: str | Path) -> pd.DataFrame:
     """One row per failed unit: dataset, noise and its prefixed parameter columns, method and
     its prefixed parameter columns (as in results.csv), seed, split, error, unit_key,
     traceback."""
-    rows = []
-    for failure in iter_failures(store_dir):
-        unit = failure.get("unit", {})
-        noise, method = unit.get("noise", {}), unit.get("method", {})
-        rows.append(
-            {
-                "dataset": unit.get("dataset", {}).get("name"),
-                "noise": noise.get("name"),
-                **prefixed_columns(noise, NOISE_PREFIX),
-                "method": method.get("name"),
-                **prefixed_columns(method, PARAM_PREFIX),
-                "seed": unit.get("seed"),
-                "split": unit.get("split"),
-                "error": failure.get("error"),
-                "unit_key": failure.get("key"),
-                "traceback": failure.get("traceback"),
-            }
+    rows = [
+        _unit_row(
+            failure,
+            error=failure.get("error"),
+            unit_key=failure.get("key"),
+            traceback=failure.get("traceback"),
         )
+        for failure in iter_failures(store_dir)
+    ]
+    return pd.DataFrame(rows)
+
+
+def load_not_applicable(store_dir: str | Path) -> pd.DataFrame:
+    """One row per not-applicable unit: the identifying columns of :func:`load_failures`,
+    reason, unit_key."""
+    rows = [
+        _unit_row(record, reason=record.get("reason"), unit_key=record.get("key"))
+        for record in iter_not_applicable(store_dir)
+    ]
+    return pd.DataFrame(rows)
+
+
+def load_timeouts(store_dir: str | Path) -> pd.DataFrame:
+    """One row per timed-out unit: the identifying columns of :func:`load_failures`, error,
+    unit_timeout, elapsed_seconds, unit_key."""
+    rows = [
+        _unit_row(
+            record,
+            error=record.get("error"),
+            unit_timeout=record.get("unit_timeout"),
+            elapsed_seconds=record.get("elapsed_seconds"),
+            unit_key=record.get("key"),
+        )
+        for record in iter_timeouts(store_dir)
+    ]
+    return pd.DataFrame(rows)
+
+
+def load_unfinished(store_dir: str | Path) -> pd.DataFrame:
+    """One row per unit that did not finish, whatever the reason: the identifying columns of
+    :func:`load_failures`, status (``failed``, ``timed_out`` or ``not_applicable``), error
+    (the one-line error, timeout or reason), path (its store file) and unit_key."""
+    root = _check_dir(store_dir)
+    kinds = (
+        ("failed", iter_failures, "error", store_failure_path),
+        ("timed_out", iter_timeouts, "error", store_timeout_path),
+        ("not_applicable", iter_not_applicable, "reason", store_not_applicable_path),
+    )
+    rows = [
+        _unit_row(
+            record,
+            status=status,
+            error=record.get(field),
+            path=str(path_of(root, record.get("key", ""))),
+            unit_key=record.get("key"),
+        )
+        for status, iterate, field, path_of in kinds
+        for record in iterate(root)
+    ]
     return pd.DataFrame(rows)

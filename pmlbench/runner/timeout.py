@@ -1,0 +1,292 @@
+"""Running one unit under a time limit (config key ``unit_timeout``) in a child process.
+
+:func:`call_with_timeout` forks a child that calls the unit's compute function and sends back
+its return value (pickled through a pipe: one machine, one run) or the exception it raised.
+Forking, rather than starting a fresh interpreter, means the closure (dataset, prepared
+plugins) is inherited as it is, never pickled. The child starts a session of its own, so a
+unit that exceeds its limit is stopped with its whole process group (e.g. joblib workers of
+inner cross-validation) by one SIGKILL; on Linux it also dies with its parent.
+
+The parent never computes in between, and the child computes exactly what the in-process
+path computes, so the numbers are the same with or without a limit. Without a limit
+(``unit_timeout: null``, the default) the runner does not use this module at all.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import math
+import os
+import pickle
+import select
+import signal
+import sys
+import threading
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pmlbench.core.parameters import Interval, check_parameter
+from pmlbench.errors import PmlbenchError
+
+# the attribute holding the child's traceback text on an exception re-raised in the parent
+REMOTE_TRACEBACK = "pmlbench_remote_traceback"
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# the parent's joblib pool as the child saw it, kept referenced so that dropping it never
+# runs a finaliser that would shut down workers belonging to the parent
+_parent_pools: list[Any] = []
+
+
+class UnitTimedOut(PmlbenchError):
+    """A unit ran longer than ``unit_timeout`` and was stopped."""
+
+    def __init__(self, limit: float, elapsed: float, cpu_seconds: float | None) -> None:
+        super().__init__(
+            f"timed out after {elapsed:.1f} s (unit_timeout={limit:g}); "
+            "raise unit_timeout or set it to null to run it to the end"
+        )
+        self.limit, self.elapsed, self.cpu_seconds = limit, elapsed, cpu_seconds
+
+
+@dataclass
+class ChildResult:
+    """What the child returned, with its wall seconds (seen from the parent) and CPU seconds
+    (of the child process itself, as the in-process path measures its own)."""
+
+    value: Any
+    wall_seconds: float
+    cpu_seconds: float
+
+
+def check_unit_timeout(value: Any) -> float | None:
+    """``unit_timeout`` as seconds, or None for no limit.
+
+    Raises:
+        PmlbenchError: (one line) for anything but a positive number or null.
+    """
+    check_parameter(
+        "unit_timeout", value, [Interval(float, 0, None, closed="neither"), None], prefix=""
+    )
+    if value is not None and not hasattr(os, "fork"):
+        raise PmlbenchError(
+            "unit_timeout needs os.fork, which this platform lacks; set unit_timeout=null"
+        )
+    return None if value is None else float(value)
+
+
+def call_with_timeout(func: Callable[[], Any], limit: float) -> ChildResult:
+    """``func()`` in a forked child, stopped (with its process group) after ``limit`` seconds.
+
+    Returns:
+        the child's return value with its timings.
+
+    Raises:
+        UnitTimedOut: ``func`` did not return within ``limit`` seconds; the child was killed.
+        Exception: whatever ``func`` raised, re-raised here with the child's traceback text in
+            the attribute ``pmlbench_remote_traceback`` (a RuntimeError naming the original
+            type when the exception cannot be pickled).
+    """
+    _share_resource_tracker()
+    read_end, write_end = os.pipe()
+    parent = os.getpid()
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns on fork in a process with threads (e.g. a progress bar's refresh
+        # thread); the child only computes and writes to a fresh pipe and fresh std streams.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child, which never returns
+        os.close(read_end)
+        _child(func, write_end, parent)
+    os.close(write_end)
+    try:
+        payload = _receive(read_end, start + limit)
+    except BaseException:
+        _kill(pid)  # e.g. Ctrl-C: the child is in its own session and would outlive us
+        _reap(pid)
+        raise
+    finally:
+        os.close(read_end)
+    if payload is None:
+        _kill(pid)
+        cpu = _reap(pid)
+        raise UnitTimedOut(limit, time.perf_counter() - start, cpu)
+    status = _reap(pid, return_status=True)
+    _kill(pid, group_only=True)  # processes the unit left behind, e.g. its joblib workers
+    wall = time.perf_counter() - start
+    if not payload:
+        raise RuntimeError(
+            f"the unit's child process ended without a result ({_describe_status(status)})"
+        )
+    kind, value, cpu, text = pickle.loads(payload)
+    if kind == "error":
+        setattr(value, REMOTE_TRACEBACK, text)
+        raise value
+    return ChildResult(value, wall, cpu)
+
+
+def _child(func: Callable[[], Any], write_end: int, parent: int) -> None:  # pragma: no cover
+    code = 0
+    try:
+        os.setsid()
+        _die_with_parent()
+        if os.getppid() != parent:
+            raise SystemExit(1)  # the parent died before the line above took effect
+        _forget_parent_pools()
+        # fresh std streams: a thread of the parent may have held their locks at the fork
+        sys.stdout = open(os.dup(1), "w", buffering=1, closefd=True)  # noqa: SIM115
+        sys.stderr = open(os.dup(2), "w", buffering=1, closefd=True)  # noqa: SIM115
+        cpu = time.process_time()
+        try:
+            message: tuple = ("ok", func(), time.process_time() - cpu, "")
+        except BaseException as exc:  # everything goes back to the parent
+            text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            message = ("error", _picklable(exc), time.process_time() - cpu, text)
+        _shutdown_own_pools()
+        payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(payload)
+    except BaseException:
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+
+def _picklable(exc: BaseException) -> Exception:
+    """``exc`` if it survives pickling and is an Exception, else a RuntimeError naming it."""
+    if isinstance(exc, Exception):
+        try:
+            pickle.loads(pickle.dumps(exc))
+            return exc
+        except Exception:
+            pass
+    text = " ".join(str(exc).split())
+    return RuntimeError(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+
+
+def _forget_parent_pools() -> None:  # pragma: no cover - child only
+    """Make joblib start a pool of its own in the child when the unit asks for one.
+
+    A fork copies the parent's reusable loky executor object, but not its management thread,
+    and its workers serve the parent: a task the child submitted to it would wait forever.
+    """
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")
+    if loky is not None:
+        _parent_pools.append(getattr(loky, "_executor", None))
+        # a new lock: its holder at the fork may have been a thread the child does not have
+        vars(loky).update(_executor_lock=threading.RLock(), _executor=None, _executor_kwargs=None)
+    memmapping = sys.modules.get("joblib.executor")
+    if memmapping is not None:
+        vars(memmapping)["_executor_args"] = None
+
+
+def _shutdown_own_pools() -> None:  # pragma: no cover - child only
+    """Stop the joblib pool the child started and remove its temporary folders, which joblib
+    leaves to an atexit hook that ``os._exit`` skips."""
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(loky, "_executor", None)
+    if executor is None:
+        return
+    try:
+        executor.shutdown(wait=True)
+        manager = getattr(executor, "_temp_folder_manager", None)
+        if manager is not None:
+            manager._clean_temporary_resources(force=True)
+    except Exception:
+        pass  # the parent kills the child's process group afterwards anyway
+
+
+def _share_resource_tracker() -> None:
+    """Start joblib's resource tracker here, before the fork, when joblib is in use.
+
+    Children share it, and it sits outside their process groups: a unit killed at its limit
+    leaves its shared-memory files to a tracker that survives the kill and removes them.
+    """
+    try:
+        importlib.import_module("joblib.externals.loky.backend.resource_tracker").ensure_running()
+    except Exception:
+        pass  # without it a killed unit may leave files in /dev/shm; nothing else changes
+
+
+def _die_with_parent() -> None:  # pragma: no cover - child only
+    """On Linux, have the kernel kill the child when the parent dies (e.g. SIGKILL)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _receive(fd: int, deadline: float) -> bytes | None:
+    """Everything the child writes, or None when nothing arrived before ``deadline``.
+
+    The limit covers the computation: once the child starts writing, the rest is read to the
+    end whatever the time.
+    """
+    chunks: list[bytes] = []
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        left = None if chunks else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            return None
+        if not poller.poll(None if left is None else max(1, math.ceil(left * 1000))):
+            continue  # the deadline check above decides
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _kill(pid: int, group_only: bool = False) -> None:
+    """SIGKILL the child's process group (it leads its own session), else the child alone.
+
+    After the child was reaped its group may live on in processes it left; Linux does not
+    reuse the number while the group exists, so ``group_only`` kills exactly those.
+    """
+    kills = [lambda: os.killpg(pid, signal.SIGKILL)]
+    if not group_only:
+        kills.append(lambda: os.kill(pid, signal.SIGKILL))
+    for kill in kills:
+        try:
+            kill()
+            return
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def _reap(pid: int, return_status: bool = False) -> Any:
+    """Wait for the child; its CPU seconds (or, with ``return_status``, its wait status)."""
+    while True:
+        try:
+            _, status, usage = os.wait4(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return None
+    return status if return_status else usage.ru_utime + usage.ru_stime
+
+
+def _describe_status(status: int | None) -> str:
+    if status is None:
+        return "exit status unknown"
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = str(signum)
+        return f"killed by {name}"
+    return f"exit code {os.WEXITSTATUS(status)}"

@@ -1,0 +1,198 @@
+"""``dry_run=true``: count a sweep's done, failed, n/a, timed-out and missing units and estimate
+the CPU time left, computing nothing, loading no dataset and writing nothing to the store or
+the cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pmlbench.runner.dryrun import (
+    JobPlan,
+    PlannedUnit,
+    TimingIndex,
+    duration,
+    read_job_plans,
+    summary_line,
+)
+from pmlbench.runner.format import read_units, store_record_path
+from pmlbench.runner.store import ResultStore, iter_records
+from tests.test_statuses import plugin_env
+
+SWEEP = [
+    "-m",
+    "method=mlknn",
+    "dataset=guarded",
+    "protocol.n_splits=2",
+    "noise.rate=0.5,1.0",
+    "method.k=5,10",
+    "quiet=true",
+]
+
+
+def run(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pmlbench",
+            *args,
+            f"results_store={tmp_path / 'store'}",
+            f"cache_dir={tmp_path / 'cache'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+
+
+def snapshot(*roots: Path) -> dict[str, bytes]:
+    return {
+        str(p): p.read_bytes() for root in roots for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def describe(unit: dict) -> tuple:
+    return (unit["noise"]["rate"], unit["method"]["k"], unit["split"])
+
+
+def test_dry_run_of_a_half_finished_sweep_counts_exactly_and_computes_nothing(tmp_path):
+    marks = tmp_path / "marks"
+    env = plugin_env(tmp_path / "plugins", GUARDED_MARKS=str(marks))
+    first = run(tmp_path, env, *SWEEP, f"hydra.sweep.dir={tmp_path / 'first'}")
+    assert first.returncode == 0, first.stdout + first.stderr
+    store = ResultStore(tmp_path / "store")
+    records = sorted(iter_records(store.root), key=lambda r: r["key"])
+    assert len(records) == 8 and len(list(marks.iterdir())) == 4  # one load per job
+    deleted = records[:3]
+    for record in deleted:
+        store.record_path(record["key"]).unlink()
+    kept_cpu = [r["run"]["cpu_seconds"] for r in records[3:]]
+
+    before = snapshot(store.root, tmp_path / "cache")
+    forbid = {**env, "GUARDED_FORBID": "1"}
+    dry = run(tmp_path, forbid, *SWEEP, "dry_run=true", f"hydra.sweep.dir={tmp_path / 'dry'}")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert snapshot(store.root, tmp_path / "cache") == before, "the dry run wrote somewhere"
+    assert len(list(marks.iterdir())) == 4, "the dry run loaded the dataset"
+    assert "error" not in dry.stdout + dry.stderr
+    assert not list((tmp_path / "dry").rglob("units.json"))
+    assert not list((tmp_path / "dry").rglob("results.csv"))
+
+    lines = [ln for ln in dry.stdout.splitlines() if ln.startswith("dry run: ")]
+    jobs, (summary,) = lines[:-1], lines[-1:]
+    assert len(jobs) == 4 and all(": 2 units: " in ln for ln in jobs)
+    estimate = duration(sum(kept_cpu) / len(kept_cpu) * 3)
+    assert summary == (
+        "dry run: 8 units: 5 done, 0 failed, 0 n/a, 0 timed out, 3 missing; "
+        f"estimated {estimate} CPU for the 3 to compute (from 5 stored timings); 4 jobs"
+    )
+    planned = [u for plan in read_job_plans(tmp_path / "dry") for u in plan.units]
+    missing = {u.key for u in planned if u.state == "missing"}
+    assert missing == {r["key"] for r in deleted}
+    assert {u.key for u in planned if u.state == "done"} == {r["key"] for r in records[3:]}
+
+    # every kind of earlier outcome, and a limit that the timed-out unit already reached
+    failed, refused, stopped = deleted
+    common = {"schema": 1, "config": {}, "run": {}}
+    store.save_failure({**common, "key": failed["key"], "status": "failed",
+                        "unit": failed["unit"], "error": "ValueError: boom"})  # fmt: skip
+    store.save_not_applicable({**common, "key": refused["key"], "status": "not_applicable",
+                               "unit": refused["unit"], "reason": "capped"})  # fmt: skip
+    store.save_timeout({**common, "key": stopped["key"], "status": "timed_out",
+                        "unit": stopped["unit"], "error": "timed out after 5.1 s",
+                        "unit_timeout": 5, "elapsed_seconds": 5.1})  # fmt: skip
+    before = snapshot(store.root, tmp_path / "cache")
+    again = run(
+        tmp_path, forbid, *SWEEP, "dry_run=true", "unit_timeout=5",
+        f"hydra.sweep.dir={tmp_path / 'dry2'}",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert snapshot(store.root, tmp_path / "cache") == before
+    assert again.stdout.splitlines()[-1] == (
+        "dry run: 8 units: 5 done, 1 failed, 1 n/a, 1 timed out, 0 missing; "
+        f"estimated {duration(sum(kept_cpu) / len(kept_cpu))} CPU for the 1 to compute "
+        "(from 5 stored timings); 4 jobs"
+    )
+
+    # a single run's dry run, recomputing: every unit of the job counts
+    single = run(
+        tmp_path, forbid, *SWEEP[1:4], f"noise.rate={stopped['unit']['noise']['rate']}",
+        f"method.k={stopped['unit']['method']['k']}", "recompute=true", "dry_run=true",
+        f"hydra.run.dir={tmp_path / 'single'}",
+    )  # fmt: skip
+    assert single.returncode == 0, single.stdout + single.stderr
+    job_line, total = single.stdout.splitlines()[-2:]
+    assert job_line.startswith("dry run: mlknn on guarded: 2 units: ")
+    assert "1 timed out (split " in job_line
+    assert job_line.endswith("; all to compute (recompute=true)")
+    assert total.startswith("dry run: 2 units: ") and "for the 2 to compute" in total
+    assert len(list(marks.iterdir())) == 4
+
+    # and the real run does what the dry run said: retries the failed unit only
+    real = run(tmp_path, env, *SWEEP, "unit_timeout=5", f"hydra.sweep.dir={tmp_path / 'real'}")
+    assert real.returncode == 0, real.stdout + real.stderr
+    statuses = {
+        u["key"]: u["status"]
+        for job in (tmp_path / "real").glob("*/units.json")
+        for u in read_units(job.parent)
+    }
+    assert statuses[failed["key"]] == "computed"
+    assert statuses[refused["key"]] == "not_applicable"
+    assert statuses[stopped["key"]] == "timed_out"
+    assert sorted(statuses.values()).count("cached") == 5
+    assert store_record_path(store.root, failed["key"]).is_file()
+
+
+def unit(key: str, method: str, dataset: str, state: str = "missing", **extra) -> PlannedUnit:
+    return PlannedUnit(
+        key, 0, state, state in ("missing", "failed"), method, dataset, dataset, **extra
+    )
+
+
+def record(method: str, dataset: str, cpu: float, n: int, d: int, labels: int) -> dict:
+    return {
+        "unit": {"method": {"name": method}, "dataset": {"name": dataset}},
+        "dataset": {"name": dataset, "n": n, "d": d, "l": labels},
+        "run": {"cpu_seconds": cpu},
+    }
+
+
+def test_estimates_come_from_the_same_pair_else_the_method_scaled_by_size():
+    from pmlbench.runner.units import canonical_json
+
+    a, b, c = (canonical_json({"name": x}) for x in ("a", "b", "c"))
+    timings = TimingIndex.from_records(
+        [
+            record("m", "a", 10.0, 100, 10, 0),  # 1,000 entries
+            record("m", "a", 20.0, 100, 10, 0),
+            record("other", "b", 1.0, 200, 10, 10),  # b has 4,000 entries
+        ]
+    )
+    assert timings.n_timings == 3
+    assert timings.estimate("m", a) == pytest.approx(15.0)
+    assert timings.estimate("m", b) == pytest.approx(15.0 / 1000 * 4000)
+    assert timings.estimate("m", c) is None  # size of c unknown
+    assert timings.estimate("new", a) is None
+
+    units = [unit("1", "m", a), unit("2", "m", b), unit("3", "new", a), unit("4", "m", a, "done")]
+    assert summary_line(units, timings) == (
+        "dry run: 4 units: 1 done, 0 failed, 0 n/a, 0 timed out, 3 missing; "
+        "estimated 75 s CPU for 2 of the 3 to compute, 1 unknown (from 3 stored timings)"
+    )
+    assert summary_line([unit("3", "new", a)], timings).endswith(
+        "CPU time for the 1 to compute unknown (no stored timing of the same method)"
+    )
+    assert summary_line([unit("4", "m", a, "done")] * 2, timings) == (
+        "dry run: 1 unit: 1 done, 0 failed, 0 n/a, 0 timed out, 0 missing; nothing to compute"
+    )
+    plan = JobPlan("m on a", None, [unit("1", "m", a), unit("4", "m", a, "done")])
+    plan.units[1].split = 1
+    assert plan.line() == "dry run: m on a: 2 units: 1 done, 1 missing (split 0)"
+    assert json.loads(json.dumps(plan.units[0].__dict__))["state"] == "missing"
