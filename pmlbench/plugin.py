@@ -6,7 +6,9 @@ tests); everything else in pmlbench may move between releases. What is here:
 - the types a plugin returns or builds on: :class:`Dataset`, :class:`Metric`,
   :class:`ExternalCommand` / :class:`ExternalSpec` (wrap a program that trains and tests
   through files), and the errors :class:`PmlbenchError` (bad input or configuration; the
-  command line prints its one-line message without a traceback) and :class:`PluginError`;
+  command line prints its one-line message without a traceback), :class:`PluginError` and
+  :class:`NotApplicable` (raised by a method's ``fit`` before any work when the input is
+  beyond what the method can do; the unit is recorded as n/a, not as a failure);
 - the shape of each plugin kind as a ``typing.Protocol``: :class:`Method` (with the optional
   hooks described by :class:`MethodHooks`), :class:`DatasetLoader`, :class:`NoiseModel` and
   :class:`MetricFunction`;
@@ -39,7 +41,7 @@ from pmlbench.core.parameters import (
     validate_parameters,
 )
 from pmlbench.datasets.dataset import Dataset
-from pmlbench.errors import PluginError, PmlbenchError
+from pmlbench.errors import NotApplicable, PluginError, PmlbenchError
 from pmlbench.methods.external import ExternalCommand, ExternalSpec
 from pmlbench.metrics.base import Metric
 from pmlbench.noise.uniform import ROUNDING, noise_counts, uniform_noise
@@ -163,6 +165,7 @@ __all__ = [
     "MetricFunction",
     "NoiseModel",
     "Options",
+    "NotApplicable",
     "PluginError",
     "PmlbenchError",
     "Type",

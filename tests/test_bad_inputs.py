@@ -227,6 +227,7 @@ BAD = [
     ),
     Case("recompute=no", ["recompute=no"], ["recompute must be true or false, got 'no'"]),
     Case("quiet=maybe", ["quiet=maybe"], ["quiet must be true or false, got 'maybe'"]),
+    Case("dry_run=no", ["dry_run=no"], ["dry_run must be true or false, got 'no'"]),
     Case("method=mlknnn", ["method=mlknnn"], ["unknown method 'mlknnn'"]),
     Case("method.kk", ["method=mlknn", "method.kk=3"], ["method 'mlknn' has no parameter 'kk'"]),
 ]

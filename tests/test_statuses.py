@@ -180,6 +180,23 @@ def test_a_slow_unit_is_stopped_with_its_process_group(tmp_path):
     assert not alive(int(marker.read_text())), "a process the unit started outlived it"
 
 
+def test_a_program_in_a_session_of_its_own_is_stopped_too(tmp_path):
+    """The external adapter starts its program in a new session (outside the unit's process
+    group); a unit timeout must still stop it and what it started."""
+    marker = tmp_path / "program.pid"
+
+    def slow():
+        program = subprocess.Popen(
+            ["sh", "-c", f"sleep 60 & echo $! > {marker}; wait"], start_new_session=True
+        )
+        program.wait()
+
+    with pytest.raises(UnitTimedOut):
+        call_with_timeout(slow, 1)
+    time.sleep(0.2)
+    assert marker.exists() and not alive(int(marker.read_text())), "the program outlived it"
+
+
 def test_timed_out_units_are_retried_only_above_their_elapsed_time():
     record = {"unit_timeout": 1, "elapsed_seconds": 1.02}
     assert not retries_timeout(record, 1.0)

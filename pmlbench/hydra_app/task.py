@@ -96,6 +96,14 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
     cwd = Path(hydra_cfg.runtime.cwd)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     config = config_to_dict(cfg)
+    try:
+        for flag in ("quiet", "recompute", "dry_run"):  # bool("no") would be True
+            check_parameter(flag, config.get(flag, False), [Type(bool)], prefix="")
+    except PmlbenchError as exc:
+        print_error(str(exc), stderr=False)
+        if not multirun:
+            raise SystemExit(2) from None
+        return None
     quiet = bool(config.get("quiet", False))
     store_dir = _path(config.get("results_store"), cwd)
     store = ResultStore(store_dir) if store_dir is not None else None
@@ -105,8 +113,6 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
         return None
     summary = None
     try:
-        for flag in ("quiet", "recompute"):  # bool("no") would be True: refuse non-booleans
-            check_parameter(flag, config.get(flag, False), [Type(bool)], prefix="")
         launcher = cast(dict[str, Any], OmegaConf.to_container(hydra_cfg.launcher, resolve=True))
         threads = job_threads(config.get("threads_per_job"), launcher, multirun)
         with limit_threads(threads), using_cache_dir(_path(config.get("cache_dir"), cwd)):

@@ -28,6 +28,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pmlbench.core.parameters import Interval, check_parameter
@@ -112,6 +113,10 @@ def call_with_timeout(func: Callable[[], Any], limit: float) -> ChildResult:
     finally:
         os.close(read_end)
     if payload is None:
+        # processes the unit started in sessions of their own (the external adapter's
+        # programs) are outside the child's group: stop them first, while their parent lives
+        for descendant in _descendants(pid):
+            _kill(descendant)
         _kill(pid)
         cpu = _reap(pid)
         raise UnitTimedOut(limit, time.perf_counter() - start, cpu)
@@ -247,6 +252,24 @@ def _receive(fd: int, deadline: float) -> bytes | None:
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every living descendant of ``pid`` (Linux /proc; empty elsewhere), deepest last."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # the command name (field 2) may hold spaces; fields after its ")" are fixed
+            fields = entry.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # the process ended while we looked
+        children.setdefault(int(fields[1]), []).append(int(entry.parent.name))
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop(0)
+        found.append(child)
+        todo.extend(children.get(child, []))
+    return found
 
 
 def _kill(pid: int, group_only: bool = False) -> None:
