@@ -155,7 +155,11 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`)."""
-    return atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    return atomic_write(path, write)
 
 
 def check_writable_directory(directory: str | Path, key: str) -> Path:

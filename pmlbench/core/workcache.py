@@ -116,7 +116,8 @@ def _write(path: Path, value: Any) -> None:
 
     def save(tmp: Path) -> None:
         with open(tmp, "wb") as handle:
-            np.savez(handle, __manifest__=np.array(manifest), **arrays)
+            # numpy's stub types **kwds as if they could be allow_pickle
+            np.savez(handle, __manifest__=np.array(manifest), **arrays)  # type: ignore[arg-type]
 
     atomic_write(path, save)
 

@@ -85,7 +85,7 @@ def write_arrays(path: Path, arrays: dict[str, Any], file_format: str) -> None:
     """Write named arrays as .npz (dense) or .mat (MATLAB v5; sparse matrices stay sparse)."""
     if file_format == "npz":
         dense = {k: (v.toarray() if sp.issparse(v) else np.asarray(v)) for k, v in arrays.items()}
-        np.savez(path, **dense)
+        np.savez(path, **dense)  # type: ignore[arg-type]  # numpy's stub: **kwds vs allow_pickle
     else:
         scipy.io.savemat(path, arrays, do_compression=False, oned_as="column")
 

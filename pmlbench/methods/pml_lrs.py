@@ -94,7 +94,7 @@ def pml_lrs_alm(
     Y = np.zeros((n, q))
     E = np.zeros((n, q))
     L1, L2, L3 = np.zeros((n, q)), np.zeros((p, q)), np.zeros((n, q))
-    scale = max(np.linalg.norm(S), 1.0)
+    scale = max(float(np.linalg.norm(S)), 1.0)
     residuals: list[float] = []
     converged = False
     n_iter = 0
@@ -111,7 +111,7 @@ def pml_lrs_alm(
         L2 += mu * r2
         L3 += mu * r3
         mu = min(rho * mu, mu_max)
-        residual = max(np.linalg.norm(r1), np.linalg.norm(r2), np.linalg.norm(r3)) / scale
+        residual = max(float(np.linalg.norm(r)) for r in (r1, r2, r3)) / scale
         residuals.append(float(residual))
         if residual < tol:
             converged = True

@@ -87,9 +87,9 @@ def pml_ni_alm(
         U_prev = U
         U = svt(W - V - Lam / mu, beta / mu)
         V = soft_threshold(W - U - Lam / mu, gamma / mu)
-        norm_w = max(np.linalg.norm(W), np.finfo(float).tiny)
-        c2 = mu * np.linalg.norm(U - U_prev) / norm_w
-        c1 = np.linalg.norm(W - U - V) / norm_w
+        norm_w = max(float(np.linalg.norm(W)), float(np.finfo(float).tiny))
+        c2 = mu * float(np.linalg.norm(U - U_prev)) / norm_w
+        c1 = float(np.linalg.norm(W - U - V)) / norm_w
         if c2 < tol2:
             mu = min(rho * mu, mu_max)
         Lam = Lam + mu * (U + V - W)

@@ -349,6 +349,7 @@ def _table2_cells(report: Report, metrics, methods, blocks) -> list[list[Any]]:
 def _comparisons(report: Report, metrics, methods, blocks) -> list[list[int]]:
     """[baseline, metric, block, 1 win / 0 tie / -1 loss] per tested comparison."""
     code = dict(zip(OUTCOMES, (1, 0, -1), strict=True))
+    assert report.comparisons is not None  # called only for a report with a reference
     frame = report.comparisons.comparisons
     return [
         [methods[r.baseline], metrics[r.metric], blocks[(r.dataset, r.level)], code[r.outcome]]
@@ -365,7 +366,7 @@ def _ranks(report: Report, metrics, methods) -> list[list[Any]]:
     for metric, r in report.ranks.items():
         if metric not in metrics:
             continue
-        average = [None] * len(methods)
+        average: list[float | None] = [None] * len(methods)
         for method, rank in zip(r.friedman.methods, r.friedman.average_ranks, strict=True):
             average[methods[method]] = _number(rank)
         rows.append(

@@ -470,6 +470,7 @@ def run_config(
     unfinished = runner.log.unfinished
     if unfinished:
         raise units_failed(unfinished, len(keys), result, out_dir)
+    assert result is not None  # without a result every unit was logged as failed
     return result
 
 
