@@ -6,25 +6,9 @@ DeprecationWarning; the functions live in :mod:`pmlbench.core.checks`.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
 from pmlbench.core import checks as _new
+from pmlbench.core.deprecation import moved_names
 
-_NAMES = ("as_dense", "check_features", "check_label_matrix")
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"pmlbench.validation is deprecated and will be removed in the next release; "
-        f"use `from pmlbench.plugin import {name}`",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(_new, name)
-
-
-def __dir__() -> list[str]:
-    return sorted(_NAMES)
+__getattr__, __dir__ = moved_names(
+    __name__, _new, ("as_dense", "check_features", "check_label_matrix")
+)
