@@ -41,7 +41,7 @@ from scipy import stats
 
 from pmlbench.errors import PmlbenchError
 from pmlbench.stats.paired import _rows
-from pmlbench.stats.wtl import UNTESTED, paired_groups
+from pmlbench.stats.wtl import UNTESTED, count_outcomes, paired_groups
 
 DEFAULT_ROPE = 0.01
 DEFAULT_THRESHOLD = 0.95
@@ -364,15 +364,4 @@ def bayesian_win_tie_loss(
     Columns exactly: baseline, metric, win, tie, loss, undecided. ``"untested"``
     comparisons are not counted; undecided ones are counted apart from the ties.
     """
-    metrics = list(dict.fromkeys(comparisons["metric"])) if metrics is None else metrics
-    rows = []
-    for baseline in dict.fromkeys(comparisons["baseline"]):
-        mine = comparisons[comparisons["baseline"] == baseline]
-        total = dict.fromkeys(OUTCOMES, 0)
-        for metric in metrics:
-            counts = mine.loc[mine["metric"] == metric, "outcome"].value_counts()
-            row = {o: int(counts.get(o, 0)) for o in OUTCOMES}
-            rows.append({"baseline": baseline, "metric": metric, **row})
-            total = {o: total[o] + row[o] for o in OUTCOMES}
-        rows.append({"baseline": baseline, "metric": "total", **total})
-    return pd.DataFrame(rows, columns=["baseline", "metric", *OUTCOMES])
+    return count_outcomes(comparisons, OUTCOMES, metrics)

@@ -303,15 +303,23 @@ def win_tie_loss(comparisons: pd.DataFrame, metrics: list[str] | None = None) ->
 
     Columns exactly: baseline, metric, win, tie, loss. Untested comparisons are not counted.
     """
+    return count_outcomes(comparisons, OUTCOMES, metrics)
+
+
+def count_outcomes(
+    comparisons: pd.DataFrame, outcomes: tuple[str, ...], metrics: list[str] | None = None
+) -> pd.DataFrame:
+    """How often each of ``outcomes`` occurs per baseline and metric, plus a
+    ``metric="total"`` row per baseline; other outcomes (e.g. untested) are not counted."""
     metrics = list(dict.fromkeys(comparisons["metric"])) if metrics is None else metrics
     rows = []
     for baseline in dict.fromkeys(comparisons["baseline"]):
         mine = comparisons[comparisons["baseline"] == baseline]
-        total = dict.fromkeys(OUTCOMES, 0)
+        total = dict.fromkeys(outcomes, 0)
         for metric in metrics:
             counts = mine.loc[mine["metric"] == metric, "outcome"].value_counts()
-            row = {o: int(counts.get(o, 0)) for o in OUTCOMES}
+            row = {o: int(counts.get(o, 0)) for o in outcomes}
             rows.append({"baseline": baseline, "metric": metric, **row})
-            total = {o: total[o] + row[o] for o in OUTCOMES}
+            total = {o: total[o] + row[o] for o in outcomes}
         rows.append({"baseline": baseline, "metric": "total", **total})
-    return pd.DataFrame(rows, columns=["baseline", "metric", *OUTCOMES])
+    return pd.DataFrame(rows, columns=["baseline", "metric", *outcomes])
