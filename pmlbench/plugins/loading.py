@@ -64,13 +64,19 @@ class NoiseModel:
         return contracts.check_noise_output(self.info, Y_true, Y_cand)
 
 
+def _configured(kind: str, node: dict[str, Any]) -> tuple[PluginInfo, Any, dict[str, Any]]:
+    """The plugin a config node names, loaded, with its parameters checked against the
+    constraints it declares (keys ``<kind>.<param>`` in errors)."""
+    info = registry.get(kind, node["name"])
+    obj = info.load()
+    params = plugin_params(node)
+    validate_parameters(params, declared_constraints(obj), prefix=kind)
+    return info, obj, params
+
+
 def noise_model(node: dict[str, Any]) -> NoiseModel:
     """The noise model a ``noise`` config node names, its parameters checked."""
-    info = registry.get("noise", node["name"])
-    function = info.load()
-    params = plugin_params(node)
-    validate_parameters(params, declared_constraints(function), prefix="noise")
-    return NoiseModel(info, function, params)
+    return NoiseModel(*_configured("noise", node))
 
 
 @dataclass(frozen=True)
@@ -107,11 +113,7 @@ class MethodFactory:
 
 def method_factory(node: dict[str, Any]) -> MethodFactory:
     """The method a ``method`` config node names, its parameters checked before any work."""
-    info = registry.get("method", node["name"])
-    cls = info.load()
-    params = plugin_params(node)
-    validate_parameters(params, declared_constraints(cls), prefix="method")
-    return MethodFactory(info, cls, params)
+    return MethodFactory(*_configured("method", node))
 
 
 def load_metric(name: str) -> Metric:
