@@ -180,7 +180,9 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         bayes = bayes_tables.bayesian_results(prepared, reference, options.rope, DEFAULT_THRESHOLD)
     ranks = rank_tests(prepared, options.alpha, reference, notes)
     for row in loaded.failures.itertuples(index=False):
-        warnings.append(f"failed: {row.unit}: {row.error} ({row.path})")
+        status = getattr(row, "status", None)
+        label = status.replace("_", " ") if isinstance(status, str) and status else "failed"
+        warnings.append(f"{label}: {row.unit}: {row.error} ({row.path})")
     for run_dir in loaded.incomplete:
         warnings.append(f"incomplete run (no results.csv): {run_dir}")
     return Report(
@@ -438,6 +440,18 @@ def write_parquet(records: pd.DataFrame, path: Path) -> Path:
 
 def draw_figures(report: Report, out_dir: Path) -> list[Path]:
     """CD diagrams, noise curves and sensitivity curves (SVG and PNG)."""
+    paths = cd_figures(report, out_dir)
+    paths += plots.noise_curves(report.prepared, report.table2, out_dir)
+    sweeps = plots.sensitivity_params(report.prepared, report.options.sensitivity)
+    paths += plots.sensitivity_curves(report.prepared, sweeps, out_dir)
+    return paths
+
+
+def cd_figures(
+    report: Report, out_dir: Path, formats: tuple[str, ...] = plots.FORMATS
+) -> list[Path]:
+    """The critical-difference diagram of every metric with a Friedman test,
+    ``cd_<metric>.<format>`` in ``out_dir``."""
     from pmlbench.stats.friedman import nonsignificant_groups
 
     paths: list[Path] = []
@@ -468,10 +482,8 @@ def draw_figures(report: Report, out_dir: Path) -> list[Path]:
             title,
             out_dir,
             f"cd_{metric}",
+            formats,
         )
-    paths += plots.noise_curves(report.prepared, report.table2, out_dir)
-    sweeps = plots.sensitivity_params(report.prepared, report.options.sensitivity)
-    paths += plots.sensitivity_curves(report.prepared, sweeps, out_dir)
     return paths
 
 

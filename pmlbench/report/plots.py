@@ -58,17 +58,19 @@ def _figure(width: float, height: float):
     return Figure(figsize=(width, height))
 
 
-def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+def _save(fig, out_dir: Path, stem: str, formats: tuple[str, ...] = FORMATS) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.=-]+", "_", stem)
     import matplotlib
 
     paths = []
-    # text stays text in SVG (editable, and much faster than converting glyphs to paths)
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        for fmt in FORMATS:
+    # text stays text in SVG (editable, and much faster than converting glyphs to paths); a
+    # fixed hash salt and no date make the same figure the same SVG file, byte for byte
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "pmlbench"}):
+        for fmt in formats:
             path = out_dir / f"{stem}.{fmt}"
-            fig.savefig(path, format=fmt, dpi=120)
+            metadata = {"Date": None} if fmt == "svg" else None
+            fig.savefig(path, format=fmt, dpi=120, metadata=metadata)
             paths.append(path)
     return paths
 
@@ -81,6 +83,7 @@ def cd_diagram(
     title: str,
     out_dir: Path,
     stem: str,
+    formats: tuple[str, ...] = FORMATS,
 ) -> list[Path]:
     """Critical-difference diagram: rank axis, CD bar, non-significance bars, method labels."""
     names = list(names)
@@ -137,7 +140,7 @@ def cd_diagram(
                 clip_on=False,
             )
     fig.suptitle(title, fontsize=9)
-    return _save(fig, out_dir, stem)
+    return _save(fig, out_dir, stem, formats)
 
 
 def _grid(n: int, width: float = 3.6, height: float = 2.8, legend_space: float = 0.0):

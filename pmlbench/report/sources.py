@@ -60,7 +60,9 @@ class LoadedResults:
         records: the concatenated results.csv rows plus a ``source`` column (file path).
         files: the results.csv files read.
         failures: one row per unit without results (path, unit, error, status): status
-            "failed", "timed_out" or "not_applicable" (error is then the reason).
+            "failed", "timed_out" or "not_applicable" (error is then the reason); a
+            store's units also carry their dataset, noise, method, parameter, seed, split
+            and unit_key columns.
         incomplete: run directories with a run record but no results.csv.
     """
 
@@ -93,6 +95,11 @@ def read_store(path: Path) -> LoadedResults | None:
         },
         columns=FAILURE_COLUMNS,
     )
+    # the unit's own columns (dataset, noise, method, their parameters, seed, split), so that
+    # a table can place it in its cell (the leaderboard's "n/a")
+    for column in failed.columns:
+        if column not in failures.columns:
+            failures[column] = failed[column].to_numpy()
     if damaged:
         rows = _damaged_rows(damaged)
         failures = rows if failures.empty else pd.concat([failures, rows], ignore_index=True)

@@ -6,7 +6,10 @@ wtl.{md,tex,csv} (win/tie/loss, with the effect size of every comparison in wtl.
 stats.md and CSVs of the tests across datasets, figures under plots/, summary.md and
 report.html (one self-contained page with all of it). With ``--bayesian`` also
 bayes.{md,tex,csv}, bayes_across.csv and bayes_wtl.{md,tex,csv} (Bayesian comparisons with a
-region of practical equivalence); with ``--format parquet`` also results.parquet.
+region of practical equivalence); with ``--format parquet`` also results.parquet. With
+``--leaderboard PATH`` also the leaderboard page: one Markdown file of every metric's table,
+ranks, Friedman test, critical-difference diagram (SVG beside it) and win/tie/loss, with the
+command and package versions that produced it (docs/report.md).
 """
 
 from __future__ import annotations
@@ -115,6 +118,12 @@ def parser() -> argparse.ArgumentParser:
         help="extra output (repeatable): parquet = the records the report used as "
         "results.parquet (pip install 'pmlbench[parquet]')",
     )
+    p.add_argument(
+        "--leaderboard",
+        metavar="PATH",
+        help="also write the leaderboard page to PATH (e.g. docs/leaderboard.md) and its "
+        "critical-difference diagrams to the folder named after it (docs/leaderboard/)",
+    )
     p.add_argument("--digits", type=int, default=3, help="decimals in the tables (3)")
     p.add_argument("--no-plots", action="store_true", help="skip figures (no matplotlib needed)")
     p.add_argument(
@@ -156,4 +165,12 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         raise PmlbenchError(f"cannot write the report into {args.out}: {exc}") from None
     print_message(f"wrote {len(written)} files into {args.out}")
+    if args.leaderboard:
+        from pmlbench.report.leaderboard import write_leaderboard
+
+        try:
+            pages = write_leaderboard(report, args.leaderboard, ["pmlbench", "report", *argv])
+        except OSError as exc:
+            raise PmlbenchError(f"cannot write the leaderboard {args.leaderboard}: {exc}") from None
+        print_message(f"wrote the leaderboard {args.leaderboard} ({len(pages) - 1} figures)")
     return 0

@@ -1,0 +1,183 @@
+"""``pmlbench report --leaderboard``: the page written from the reduced suite's store.
+
+The reduced suite (tests/test_suite.py: mlknn and ridge on emotions at noise rate 1 and on
+mirflickr5k with its natural candidates, 2 splits, plus NLR refusing emotions up front) is
+run once per session; its report and leaderboard are written by
+``pmlbench report store --reference mlknn --leaderboard docs/leaderboard.md --out report``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pmlbench.report.render import metric_name
+from tests.test_suite import (
+    LEADERBOARD,
+    REDUCED_METHODS,
+    REFERENCE,
+    REPORT_ARGS,
+    reduced_suite,
+    report_with_leaderboard,
+)
+
+pytestmark = pytest.mark.slow
+
+DATASETS = {"emotions": "rate=1, rounding=half_up", "mirflickr5k": "natural"}
+METHODS = [*REDUCED_METHODS, "nlr"]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return reduced_suite(tmp_path_factory.getbasetemp() / "reduced_suite")
+
+
+@pytest.fixture(scope="module")
+def page(root) -> str:
+    return (root / LEADERBOARD).read_text(encoding="utf-8")
+
+
+def _sections(page: str) -> dict[str, str]:
+    """``## heading`` -> the text under it."""
+    parts = re.split(r"^## (.+)$", page, flags=re.M)
+    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def _tables(text: str) -> list[list[list[str]]]:
+    """Every pipe table of ``text`` as rows of cells (header first, rule dropped)."""
+    tables, current = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if not all(re.fullmatch(r":?-+:?", c) for c in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def _metric_section(page: str, metric: str) -> str:
+    for heading, text in _sections(page).items():
+        if heading.startswith(metric_name(metric) + " "):
+            return text
+    raise AssertionError(f"no section for {metric}")
+
+
+def test_every_method_and_dataset_is_in_every_metric_table(root, page):
+    table2 = pd.read_csv(root / "report" / "table2.csv")
+    for metric in dict.fromkeys(table2["metric"]):
+        header, *rows = _tables(_metric_section(page, metric))[0]
+        assert header == ["dataset", "noise", *METHODS]
+        assert {(r[0], r[1]) for r in rows} == set(DATASETS.items())
+
+
+def test_the_numbers_are_those_of_table2_csv(root, page):
+    table2 = pd.read_csv(root / "report" / "table2.csv")
+    checked = 0
+    for metric, rows in table2.groupby("metric", sort=False):
+        header, *cells = _tables(_metric_section(page, metric))[0]
+        shown = {(r[0], r[1], m): c for r in cells for m, c in zip(header[2:], r[2:], strict=True)}
+        for row in rows.itertuples(index=False):
+            text = f"{row.mean:.3f} ± {'–' if np.isnan(row.std) else f'{row.std:.3f}'}"
+            assert shown[row.dataset, row.level, row.method] == (
+                f"**{text}**" if row.best else text
+            )
+            checked += 1
+        assert shown["emotions", DATASETS["emotions"], "nlr"] == "n/a"
+        assert shown["mirflickr5k", "natural", "nlr"] == "–"
+    assert checked == 7 * 2 * 2
+
+
+def test_ranks_friedman_diagram_and_win_tie_loss_are_the_reports(root, page):
+    friedman = pd.read_csv(root / "report" / "friedman.csv")
+    ranks = pd.read_csv(root / "report" / "ranks.csv")
+    wtl = pd.read_csv(root / "report" / "wtl.csv")
+    for row in friedman.itertuples(index=False):
+        text = _metric_section(page, row.metric)
+        assert f"Friedman chi2_F = {row.chi2:.3f} (p = {row.pvalue:.3g})" in text
+        assert f"Nemenyi critical difference = {row.nemenyi_cd:.3f}" in text
+        tables = _tables(text)
+        average = {m: r for m, r in tables[1][1:]}
+        for rank in ranks[ranks["metric"] == row.metric].itertuples(index=False):
+            assert average[rank.method] == f"{rank.average_rank:.3f}"
+        link = f"leaderboard/cd_{row.metric}.svg"
+        assert f"]({link})" in text
+        assert (root / "docs" / link).read_text().startswith("<?xml")
+        header, line = tables[2]
+        assert header == [f"{REFERENCE} vs", "ridge"]
+        counts = wtl[(wtl["metric"] == row.metric) & (wtl["baseline"] == "ridge")].iloc[0]
+        assert line == [metric_name(row.metric), f"{counts.win}/{counts.tie}/{counts.loss}"]
+    total = wtl[wtl["metric"] == "total"].iloc[0]
+    overview = _sections(page)["Overview"]
+    assert f"| total | {total.win}/{total.tie}/{total.loss} |" in overview
+
+
+def test_not_applicable_and_missing_units_are_listed(page):
+    sections = _sections(page)
+    header, *rows = _tables(sections["Not applicable"])[0]
+    assert header == ["method", "dataset", "noise", "splits", "reason"]
+    assert [r[:4] for r in rows] == [["nlr", "emotions", DATASETS["emotions"], "0, 1"]]
+    assert "method.max_order=10" in rows[0][4]
+    header, *rows = _tables(sections["Missing and failed units"])[0]
+    assert rows == [
+        [
+            "missing",
+            "nlr on mirflickr5k (natural)",
+            "no result and no record of its units",
+            "",
+        ]
+    ]
+
+
+def test_the_command_and_versions_are_at_the_top(page):
+    import numpy
+    import scipy
+    import sklearn
+
+    top = page.split("\n## ", 1)[0]
+    assert f"pmlbench report {' '.join(REPORT_ARGS)}\n" in top
+    assert (
+        "python -m pmlbench -m +experiment=suite method=mlknn,ridge "
+        "+experiment/suite_case=emotions_rate1.0,mirflickr5k" in top
+    )
+    versions = {row[0]: row[1] for row in _tables(top)[-1][1:]}
+    assert versions["numpy"] == numpy.__version__
+    assert versions["scipy"] == scipy.__version__
+    assert versions["scikit-learn"] == sklearn.__version__
+    assert "pmlbench" in versions
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", page), "a date makes the page differ per run"
+    assert str(Path.cwd()) not in page and "/tmp" not in page
+
+
+def test_the_same_command_writes_the_same_files(root):
+    folder = root / "docs" / "leaderboard"
+    before = {p.name: p.read_bytes() for p in [root / LEADERBOARD, *sorted(folder.iterdir())]}
+    assert len(before) == 1 + 7
+    (folder / "cd_stale_metric.svg").write_text("<svg/>")
+    proc = report_with_leaderboard(root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    after = {p.name: p.read_bytes() for p in [root / LEADERBOARD, *sorted(folder.iterdir())]}
+    assert after == before
+
+
+def test_from_python_and_without_figures(root, tmp_path):
+    from pmlbench.report import ReportOptions, build_report
+    from pmlbench.report.leaderboard import unfinished_units, write_leaderboard
+
+    report = build_report([root / "store"], ReportOptions(plots=False, metrics=["hamming_loss"]))
+    written = write_leaderboard(report, tmp_path / "board.md", ["pmlbench", "report", "x"])
+    assert written == [tmp_path / "board.md"]
+    text = written[0].read_text()
+    assert "No reference method given" in text and "Win/tie/loss of" not in text
+    assert "![" not in text and "Friedman chi2_F" in text
+    assert "## average precision" not in text and "## Hamming loss ↓" in text
+    units = unfinished_units(report)
+    assert (
+        list(units[["dataset", "level", "method", "status"]].itertuples(index=False))
+        == [("emotions", DATASETS["emotions"], "nlr", "not_applicable")] * 2
+    )
