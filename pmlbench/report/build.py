@@ -318,19 +318,13 @@ def summary_markdown(report: Report) -> str:
         lines += summary.wtl_sentences(report.comparisons, p.metrics)
     else:
         lines.append("\nNo reference method given: pass --reference METHOD for win/tie/loss.")
+    reference = report.comparisons.reference if report.comparisons is not None else None
     if report.ranks:
         lines.append("\n## Ranks across PML datasets\n")
-        lines += summary.rank_sentences(
-            report.ranks,
-            options.alpha,
-            options.posthoc,
-            report.comparisons and report.comparisons.reference,
-        )
-    if report.wilcoxon is not None and len(report.wilcoxon):
+        lines += summary.rank_sentences(report.ranks, options.alpha, options.posthoc, reference)
+    if report.wilcoxon is not None and len(report.wilcoxon) and reference is not None:
         lines.append("")
-        lines += summary.wilcoxon_sentences(
-            report.wilcoxon, report.comparisons.reference, options.alpha
-        )
+        lines += summary.wilcoxon_sentences(report.wilcoxon, reference, options.alpha)
     if report.bayes is not None:
         lines.append("\n## Bayesian comparisons\n")
         lines += summary.bayesian_sentences(report.bayes)
