@@ -1,5 +1,6 @@
-"""LIFT: the cluster-count rule, the degenerate-label fallbacks, and the per-label pipeline
-against a direct scikit-learn reference (a Platt SVC on distances to the stored centres)."""
+"""LIFT: the cluster-count rule, the degenerate-label fallbacks, the per-label pipeline
+against a direct scikit-learn reference (a Platt SVC on distances to the stored centres), and
+the primal Newton solver (``solver="newton"``) against libsvm and general-purpose minimisers."""
 
 from __future__ import annotations
 
@@ -7,12 +8,24 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.optimize
 import scipy.sparse as sp
+from sklearn.calibration import _sigmoid_calibration
+from sklearn.metrics import average_precision_score
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import SVC
 
 from pmlbench.errors import PmlbenchError
-from pmlbench.methods.lift import LIFT, cluster_count
+from pmlbench.methods.lift import (
+    LIFT,
+    PlattLinearSVM,
+    cluster_count,
+    hinge_svm_newton,
+    platt_newton,
+    sigmoid_train,
+)
+
+SOLVERS = ["libsvm", "newton"]
 
 
 def blobs(rng, n=120, d=6):
@@ -59,7 +72,7 @@ def test_centre_counts_per_label(rng):
 def test_scores_match_platt_svm_on_distance_features(rng):
     X, Y = blobs(rng)
     X_test = rng.normal(size=(40, X.shape[1]))
-    model = LIFT(n_jobs=1, random_state=3).fit(X, Y)
+    model = LIFT(solver="libsvm", n_jobs=1, random_state=3).fit(X, Y)
     scores = model.decision_function(X_test)
     for j, label_model in enumerate(model.models_):
         svm_seed = label_model.svm.random_state
@@ -72,19 +85,21 @@ def test_scores_match_platt_svm_on_distance_features(rng):
     np.testing.assert_array_equal(model.predict(X_test), (scores > 0.5).astype(np.uint8))
 
 
-def test_learns_feature_driven_labels(rng):
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_learns_feature_driven_labels(rng, solver):
     X, Y = blobs(rng, n=200)
     X_test = rng.normal(size=(200, X.shape[1]))
-    predicted = LIFT(n_jobs=1, random_state=0).fit(X, Y).predict(X_test)
+    predicted = LIFT(solver=solver, n_jobs=1, random_state=0).fit(X, Y).predict(X_test)
     assert np.mean(predicted[:, 0] == (X_test[:, 0] > 0)) > 0.9
     assert np.mean(predicted[:, 1] == (X_test[:, 1] > 0.5)) > 0.85
 
 
-def test_single_class_labels_get_constant_predictions(rng):
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_single_class_labels_get_constant_predictions(rng, solver):
     X, Y = blobs(rng, n=30)
     Y[:, 2] = 0  # never a candidate
     Y[:, 3] = 1  # always a candidate
-    model = LIFT(n_jobs=1, random_state=0).fit(X, Y)
+    model = LIFT(solver=solver, n_jobs=1, random_state=0).fit(X, Y)
     for j, constant in ((2, 0), (3, 1)):
         label_model = model.models_[j]
         assert label_model.constant == constant and label_model.n_positive_centres == 0
@@ -96,19 +111,29 @@ def test_single_class_labels_get_constant_predictions(rng):
     assert model.diagnostics_["n_constant_labels"] == 2
 
 
-def test_seeded_parallel_sparse_and_dense_agree(rng):
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_seeded_parallel_sparse_and_dense_agree(rng, solver):
     X, Y = blobs(rng, n=80)
     X = np.abs(X) * (rng.random(X.shape) < 0.5)  # sparse-looking non-negative features
     X_test = rng.random((20, X.shape[1]))
-    dense = LIFT(n_jobs=1, random_state=7).fit(X, Y).decision_function(X_test)
-    again = LIFT(n_jobs=2, random_state=7).fit(sp.csr_matrix(X), Y)
+    dense = LIFT(solver=solver, n_jobs=1, random_state=7).fit(X, Y).decision_function(X_test)
+    again = LIFT(solver=solver, n_jobs=2, random_state=7).fit(sp.csr_matrix(X), Y)
     np.testing.assert_allclose(again.decision_function(sp.csr_matrix(X_test)), dense, atol=1e-8)
-    other_seed = LIFT(n_jobs=1, random_state=8).fit(X, Y).decision_function(X_test)
+    other_seed = LIFT(solver=solver, n_jobs=1, random_state=8).fit(X, Y).decision_function(X_test)
     assert not np.allclose(other_seed, dense)
 
 
 @pytest.mark.parametrize(
-    "params", [{"ratio": 0}, {"ratio": 1.5}, {"C": -1}, {"n_jobs": 0}, {"random_state": 0.5}]
+    "params",
+    [
+        {"ratio": 0},
+        {"ratio": 1.5},
+        {"C": -1},
+        {"solver": "liblinear"},
+        {"tol": 0},
+        {"n_jobs": 0},
+        {"random_state": 0.5},
+    ],
 )
 def test_bad_parameters_are_reported(rng, params):
     X, Y = blobs(rng, n=20)
@@ -122,3 +147,105 @@ def test_wrong_feature_count_at_test_time(rng):
     model = LIFT(n_jobs=1, random_state=0).fit(X, Y)
     with pytest.raises(PmlbenchError, match="features"):
         model.decision_function(X[:, :3])
+
+
+def hinge_objective(v: np.ndarray, A: np.ndarray, s: np.ndarray, C: float = 1.0) -> float:
+    """½‖w‖² + C Σ max(0, 1 − s_i (w·a_i + b)), the bias (last entry) not penalised."""
+    return 0.5 * float(v[:-1] @ v[:-1]) + C * float(np.maximum(0, 1 - s * (A @ v)).sum())
+
+
+def smoothed_objective(v: np.ndarray, A: np.ndarray, s: np.ndarray, h: float, C: float = 1.0):
+    z = 1 - s * (A @ v)
+    loss = np.where(z <= 0, 0.0, np.where(z < h, z * z / (2 * h), z - h / 2))
+    return 0.5 * float(v[:-1] @ v[:-1]) + C * float(loss.sum())
+
+
+def svm_problem(rng, n=300, d=5, shift=0.0):
+    X = rng.normal(size=(n, d)) + 3.0  # a large common part, as distance features have
+    y = (X[:, 0] - X[:, 1] + 0.8 * rng.normal(size=n) > shift).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+def test_newton_svm_reaches_the_hinge_optimum(rng, C):
+    X, y = svm_problem(rng)
+    s = np.where(y == 1, 1.0, -1.0)
+    A = np.hstack([X - X.mean(axis=0), np.ones((len(y), 1))])
+    v, steps = hinge_svm_newton(A, s, C, 1e-6)
+    assert 0 < steps < 1000
+    reference = SVC(kernel="linear", C=C, tol=1e-8).fit(A[:, :-1], y)
+    v_ref = np.append(reference.coef_.ravel(), reference.intercept_)
+    # the smoothed optimum is within C h/2 per instance of the hinge optimum
+    assert hinge_objective(v, A, s, C) <= hinge_objective(v_ref, A, s, C) + 1e-6 * C * len(y)
+    np.testing.assert_allclose(v[:-1], v_ref[:-1], atol=1e-3 * np.linalg.norm(v_ref))
+
+
+def test_newton_svm_is_the_minimiser_of_the_smoothed_hinge(rng):
+    X, y = svm_problem(rng, n=200, d=4, shift=2.0)  # imbalanced: few positives
+    s = np.where(y == 1, 1.0, -1.0)
+    A = np.hstack([X - X.mean(axis=0), np.ones((len(y), 1))])
+    h = 1e-2
+    v, _ = hinge_svm_newton(A, s, 1.0, h)
+    reference = scipy.optimize.minimize(
+        smoothed_objective,
+        np.zeros(A.shape[1]),
+        args=(A, s, h),
+        method="Powell",
+        options={"xtol": 1e-10, "ftol": 1e-14, "maxiter": 100000},
+    )
+    assert smoothed_objective(v, A, s, h) <= reference.fun + 1e-9
+    gradient = scipy.optimize.approx_fprime(v, smoothed_objective, 1e-7, A, s, h)
+    assert np.abs(gradient).max() < 1e-4
+
+
+def test_degenerate_problem_keeps_the_optimal_trivial_solution(rng):
+    # positives indistinguishable from negatives: the optimum predicts the majority class
+    A = np.hstack([rng.normal(size=(400, 3)), np.ones((400, 1))])
+    s = np.where(rng.random(400) < 0.05, 1.0, -1.0)
+    v, _ = hinge_svm_newton(A, s, 1.0, 1e-3)
+    n_positive = int((s > 0).sum())
+    assert hinge_objective(v, A, s) <= 2 * n_positive + 1e-3 * 400
+    assert v[-1] == pytest.approx(-1.0, abs=1e-2)
+
+
+def test_sigmoid_train_matches_platt_calibration(rng):
+    f = rng.normal(size=500)
+    y = (f + rng.normal(size=500) > 0.5).astype(int)
+    A, B = sigmoid_train(f, y)
+    a_ref, b_ref = _sigmoid_calibration(f, y)  # sklearn: the same Platt targets, L-BFGS
+    assert A == pytest.approx(a_ref, abs=1e-4) and B == pytest.approx(b_ref, abs=1e-4)
+    assert A < 0  # larger decision values, larger probability of the positive class
+
+
+def test_platt_newton_scales_like_libsvm(rng):
+    X, y = svm_problem(rng, n=400)
+    X_test, y_test = svm_problem(np.random.default_rng(1), n=400)
+    ours = platt_newton(X, y, 1.0, 1e-3, seed=0)
+    assert isinstance(ours, PlattLinearSVM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        libsvm = SVC(kernel="linear", C=1.0, probability=True, random_state=0).fit(X, y)
+        expected = libsvm.predict_proba(X_test)[:, 1]
+    probability = ours.positive_probability(X_test)
+    # the same SVM and the same kind of calibration; the 5 folds are drawn differently
+    assert np.abs(probability - expected).max() < 0.05
+    assert average_precision_score(y_test, probability) == pytest.approx(
+        average_precision_score(y_test, expected), abs=0.01
+    )
+
+
+def test_solvers_agree_on_a_multi_label_problem(rng):
+    X, Y = blobs(rng, n=300)
+    X_test = rng.normal(size=(300, X.shape[1]))
+    Y_test = np.column_stack(
+        [X_test[:, 0] > 0, X_test[:, 1] > 0.5, np.zeros(300, bool), np.zeros(300, bool)]
+    )
+    scores = {
+        solver: LIFT(solver=solver, n_jobs=1, random_state=0).fit(X, Y).decision_function(X_test)
+        for solver in SOLVERS
+    }
+    for j in (0, 1):
+        assert np.corrcoef(scores["libsvm"][:, j], scores["newton"][:, j])[0, 1] > 0.99
+        assert average_precision_score(Y_test[:, j], scores["newton"][:, j]) == pytest.approx(
+            average_precision_score(Y_test[:, j], scores["libsvm"][:, j]), abs=0.01
+        )

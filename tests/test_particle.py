@@ -9,7 +9,7 @@ from scipy.optimize import nnls
 from sklearn.svm import LinearSVC
 
 from pmlbench.datasets.bundled import genbase
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
 from pmlbench.methods.particle import ParticleMAP, ParticleVLS
 from pmlbench.methods.particle.credible import (
@@ -194,6 +194,35 @@ def test_vls_skips_problems_without_data_on_both_sides(rng):
     assert 4 not in est.models_.first
     assert est.diagnostics_["pair_models"] <= 6
     assert np.all(est.predict(X_test)[:, 4] == 0)
+
+
+def test_vls_refuses_too_many_label_pairs_before_any_work(rng):
+    _, S, _, _ = synthetic(rng, n=30, q=6)  # 15 label pairs
+    # X is not even looked at: the refusal comes before stage 1
+    with pytest.raises(NotApplicable) as refusal:
+        ParticleVLS(max_label_pairs=14).fit(None, S)
+    message = str(refusal.value)
+    assert "\n" not in message
+    assert message == (
+        "particle_vls trains one classifier per label pair: 15 pairs on 6 labels exceed "
+        "method.max_label_pairs=14; raise it (or set it to null) to run anyway"
+    )
+    X, S, X_test, _ = synthetic(rng, n=30, q=6)
+    for cap in (15, None):
+        assert ParticleVLS(max_label_pairs=cap, random_state=0).fit(X, S).predict(X_test).shape
+    with pytest.raises(PmlbenchError, match=r"^method\.max_label_pairs must be "):
+        ParticleVLS(max_label_pairs=0).fit(X, S)
+
+
+def test_vls_default_cap_refuses_delicious_sized_label_sets(rng):
+    # the default admits bibtex (159 labels, 12,561 pairs) and refuses corel5k (374 labels)
+    assert ParticleVLS().max_label_pairs == 20_000
+    est = ParticleVLS()
+    est._check_label_pairs(159)
+    with pytest.raises(NotApplicable, match=r"482,653 pairs on 983 labels"):
+        est._check_label_pairs(983)
+    with pytest.raises(NotApplicable, match=r"69,751 pairs on 374 labels"):
+        est._check_label_pairs(374)
 
 
 def test_map_equals_mlknn_when_every_candidate_is_credible(rng):

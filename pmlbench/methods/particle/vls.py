@@ -13,7 +13,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from pmlbench.core.checks import check_features
-from pmlbench.core.parameters import Options
+from pmlbench.core.parameters import Interval, Options
+from pmlbench.errors import NotApplicable
 from pmlbench.methods._constraints import N_JOBS, POSITIVE, POSITIVE_INT
 from pmlbench.methods.particle.base import PARTICLE_SEED, ParticleStage1Mixin
 from pmlbench.methods.particle.clr import clr_votes, fit_clr
@@ -21,6 +22,10 @@ from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS
 
 VOTES = ("unweighted", "accuracy")
 LOSSES = ("squared_hinge", "hinge")
+# Label pairs above which a split would take more than about 10 times ML-kNN's time on the
+# bundled datasets (measurements in docs/methods/particle.md): bibtex's 12,561 and
+# corel16k001's 11,628 pairs run, corel5k's 69,751 and delicious's 482,653 do not.
+MAX_LABEL_PAIRS = 20_000
 
 
 class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
@@ -37,6 +42,9 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         svm_max_iter: liblinear iteration cap per problem, an integer >= 1.
         n_jobs: joblib workers over the label-grouped SVM problems (None: one; -1: all
             cores; never 0).
+        max_label_pairs: refuse (``NotApplicable``, before any work) a label set with more
+            than this many pairs q(q-1)/2, an integer >= 1 or None (no cap): one SVM per
+            pair makes the cost grow with q² (see ``MAX_LABEL_PAIRS``).
         random_state: seed of liblinear's coordinate order and of out-of-fold splits.
     """
 
@@ -48,6 +56,7 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         "loss": [Options(LOSSES)],
         "svm_max_iter": POSITIVE_INT,
         "n_jobs": N_JOBS,
+        "max_label_pairs": [None, Interval(int, 1, None)],
         "random_state": PARTICLE_SEED,
     }
 
@@ -68,6 +77,7 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         loss: str = "squared_hinge",
         svm_max_iter: int = 1000,
         n_jobs: int | None = None,
+        max_label_pairs: int | None = MAX_LABEL_PAIRS,
         random_state: int | None = None,
     ):
         self.k = k
@@ -85,11 +95,14 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         self.loss = loss
         self.svm_max_iter = svm_max_iter
         self.n_jobs = n_jobs
+        self.max_label_pairs = max_label_pairs
         self.random_state = random_state
 
     def fit(self, X, Y) -> ParticleVLS:
         """Credible labels (stage 1), then every binary problem with data on both sides."""
         self._validate_params()
+        shape = getattr(Y, "shape", None) or np.shape(Y)
+        self._check_label_pairs(int(shape[1]) if len(shape) == 2 else 0)
         seed = self._seed()
         start = time.perf_counter()
         X, S, credible, info = self._credible(X, Y, seed)
@@ -118,6 +131,16 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
             "svm_not_converged": self.models_.n_not_converged,
         }
         return self
+
+    def _check_label_pairs(self, n_labels: int) -> None:
+        """Refuse, before any work, more label pairs than ``max_label_pairs``."""
+        pairs = n_labels * (n_labels - 1) // 2
+        if self.max_label_pairs is not None and pairs > self.max_label_pairs:
+            raise NotApplicable(
+                f"particle_vls trains one classifier per label pair: {pairs:,} pairs on "
+                f"{n_labels} labels exceed method.max_label_pairs={self.max_label_pairs}; "
+                "raise it (or set it to null) to run anyway"
+            )
 
     def label_votes(self, X) -> tuple[np.ndarray, np.ndarray]:
         """Label votes (n x l) and virtual-label votes (n,) of the fitted models."""

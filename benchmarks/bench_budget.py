@@ -1,0 +1,184 @@
+"""Every built-in method on one split of the large datasets, against ML-kNN in the same run.
+
+Issue 13's budget: each built-in method completes one split (50/50, candidates at noise rate
+1.0, default hyper-parameters, no tuning, no cache) of every bundled dataset in at most 10
+times ML-kNN's time on the same split, or refuses up front with
+:class:`pmlbench.errors.NotApplicable` naming its cap. For each dataset this script runs
+ML-kNN first and last, and every other built-in method in between, each unit in a fresh
+subprocess (``run_split``, exactly what a single ``python -m pmlbench`` run does per split:
+fit, predict, metrics), and prints a Markdown table per dataset:
+
+- ``wall s``: the unit's wall-clock seconds; ``ratio``: wall / ML-kNN's wall (the mean of
+  its two runs), the budget's measure;
+- ``CPU s``: process CPU seconds of the unit, including joblib worker processes (they are
+  shut down and reaped before the count); ``CPU ratio``: the same against ML-kNN's CPU,
+  which a busy machine distorts less;
+- ``peak MB``: the subprocess's maximum resident set size (imports and data included);
+- ``n/a``: the method refused, with its one-line message.
+
+The load average before and after each dataset is printed, since other processes on the
+machine stretch wall times (not CPU times).
+
+    python benchmarks/bench_budget.py                                   # corel16k001, delicious
+    python benchmarks/bench_budget.py --datasets emotions --methods lift pml_lrs
+    python benchmarks/bench_budget.py --timeout 1200 --json /tmp/budget.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DATASETS = ("corel16k001", "delicious")
+BASELINE = "mlknn"
+BUDGET = 10.0
+
+
+def builtin_methods() -> list[str]:
+    """Methods registered by pmlbench itself (not plugins of other distributions), but the
+    ``external`` wrapper, which needs a command to run."""
+    from pmlbench.plugins import registry
+
+    return [
+        name
+        for name, info in registry.plugins("method").items()
+        if info.entry_point.value.startswith("pmlbench.methods") and name != "external"
+    ]
+
+
+def run_unit(method: str, dataset: str, split: int, rate: float) -> dict:
+    """One split of ``method`` on ``dataset`` in this process; wall, CPU and peak memory."""
+    from pmlbench.errors import NotApplicable
+    from pmlbench.plugins.loading import load_dataset
+    from pmlbench.protocol.experiment import ExperimentSpec, prepare, run_split
+    from pmlbench.protocol.splits import plan_splits
+
+    spec = ExperimentSpec(
+        dataset={"name": dataset},
+        noise={"name": "uniform", "rate": rate},
+        method={"name": method},
+        metrics=["average_precision", "ranking_loss"],
+        n_splits=split + 1,
+    )
+    plugins = prepare(spec)
+    data = load_dataset(spec.dataset)
+    plan = plan_splits(data.n_instances, spec.n_splits, spec.test_size, spec.seed)[split]
+    start, cpu = time.perf_counter(), time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    record: dict = {"method": method, "dataset": dataset}
+    try:
+        result = run_split(spec, data, plan, plugins)
+    except NotApplicable as exc:
+        record.update(status="n/a", message=str(exc), wall=time.perf_counter() - start)
+        return record
+    wall = time.perf_counter() - start
+    own = time.process_time() - cpu
+    # joblib's worker processes: stop them so that their CPU time reaches RUSAGE_CHILDREN
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    workers = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+    record.update(
+        status="ok",
+        wall=wall,
+        fit=result.fit_seconds,
+        predict=result.predict_seconds,
+        cpu=own + workers,
+        peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        **{name: float(value) for name, value in result.values.items()},
+    )
+    return record
+
+
+def measure(method: str, dataset: str, split: int, rate: float, timeout: float | None) -> dict:
+    """:func:`run_unit` in a fresh subprocess (stopped after ``timeout`` seconds)."""
+    command = [sys.executable, __file__, "--unit", method, dataset, str(split), str(rate)]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, start_new_session=True
+        )
+    except subprocess.TimeoutExpired:
+        return {"method": method, "dataset": dataset, "status": "timeout", "wall": timeout}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        error = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"method": method, "dataset": dataset, "status": "failed", "message": error}
+    return json.loads(lines[-1])
+
+
+def table(records: list[dict], baseline: list[dict]) -> str:
+    """The Markdown table of one dataset, ratios against the mean of the baseline runs."""
+    base_wall = sum(r["wall"] for r in baseline) / len(baseline)
+    base_cpu = sum(r["cpu"] for r in baseline) / len(baseline)
+    lines = [
+        "| method | wall s | ratio | CPU s | CPU ratio | peak MB | AP | within budget |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        if r["status"] == "ok":
+            ratio = r["wall"] / base_wall
+            lines.append(
+                f"| {r['method']} | {r['wall']:.1f} | {ratio:.1f} | {r['cpu']:.1f} | "
+                f"{r['cpu'] / base_cpu:.1f} | {r['peak_mb']:.0f} | "
+                f"{r['average_precision']:.3f} | {'yes' if ratio <= BUDGET else 'NO'} |"
+            )
+        elif r["status"] == "n/a":
+            lines.append(f"| {r['method']} | n/a | | | | | | refuses: {r['message']} |")
+        else:
+            detail = f" after {r['wall']:.0f} s" if r["status"] == "timeout" else ""
+            message = r.get("message", "")
+            lines.append(f"| {r['method']} | {r['status']}{detail} | | | | | | NO {message} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--methods", nargs="+", help="default: every built-in method")
+    parser.add_argument("--split", type=int, default=0)
+    parser.add_argument("--rate", type=float, default=1.0, help="uniform noise rate")
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="stop a unit after this many seconds"
+    )
+    parser.add_argument("--json", type=Path, help="also write every record here")
+    parser.add_argument("--unit", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.unit:
+        method, dataset, split, rate = args.unit
+        print(json.dumps(run_unit(method, dataset, int(split), float(rate))), flush=True)
+        return 0
+    methods = [m for m in (args.methods or builtin_methods()) if m != BASELINE]
+    everything = []
+    for dataset in args.datasets:
+        print(f"\n### {dataset} (split {args.split}, noise rate {args.rate})\n", flush=True)
+        print(f"load average before: {os.getloadavg()}", flush=True)
+        first = measure(BASELINE, dataset, args.split, args.rate, args.timeout)
+        print(f"  {BASELINE}: {first.get('wall', 0):.1f} s", flush=True)
+        records = []
+        for method in methods:
+            records.append(measure(method, dataset, args.split, args.rate, args.timeout))
+            r = records[-1]
+            print(f"  {method}: {r['status']} {r.get('wall', 0):.1f} s", flush=True)
+        last = measure(BASELINE, dataset, args.split, args.rate, args.timeout)
+        print(f"  {BASELINE} again: {last.get('wall', 0):.1f} s", flush=True)
+        print(f"load average after: {os.getloadavg()}\n", flush=True)
+        baseline = [r for r in (first, last) if r["status"] == "ok"]
+        if not baseline:
+            print(f"{BASELINE} failed on {dataset}: {first}")
+            continue
+        print(table([first, *records, last], baseline), flush=True)
+        everything += [first, *records, last]
+    if args.json:
+        args.json.write_text(json.dumps(everything, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
