@@ -1,6 +1,6 @@
 """PML-LRS (approximate re-implementation): the ALM meets S = Y + E, reaches the optimum of
 an independently solved special case, satisfies the KKT conditions, and moves planted
-irrelevant labels into E."""
+irrelevant labels into E; its cheaper singular value thresholding agrees with the SVD's."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import scipy.optimize
 import scipy.sparse as sp
 
 from pmlbench.errors import PmlbenchError
-from pmlbench.methods.pml_lrs import PMLLRS, pml_lrs_alm, pml_lrs_objective
+from pmlbench.methods import pml_lrs
+from pmlbench.methods.pml3er import svt
+from pmlbench.methods.pml_lrs import PMLLRS, pml_lrs_alm, pml_lrs_objective, svt_lrs
 from pmlbench.numerics.linalg import with_bias
 
 
@@ -128,3 +130,42 @@ def test_trivial_solution_when_lambda_y_exceeds_lambda_e_times_spectral_norm():
     result = pml_lrs_alm(with_bias(X), S, 1.0, lambda_y, lambda_e)
     assert np.abs(result.Y).max() < 1e-3
     np.testing.assert_allclose(result.E, S, atol=1e-3)
+
+
+@pytest.mark.parametrize("shape", [(400, 30), (30, 400)])
+def test_gram_route_of_svt_agrees_with_the_svd(monkeypatch, shape):
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=shape) + (rng.random(shape) < 0.05)
+    monkeypatch.setattr(pml_lrs, "GRAM_SVT_MIN_WORK", 0)
+    singular = np.linalg.svd(A, compute_uv=False)
+    for threshold in (0.5 * singular[-1], singular[5], 0.99 * singular[0]):
+        np.testing.assert_allclose(svt_lrs(A, threshold), svt(A, threshold), atol=1e-10)
+    # a threshold below 1e-4 sigma_max goes back to the SVD: the same numbers, bit for bit
+    tiny = 1e-6 * singular[0]
+    np.testing.assert_array_equal(svt_lrs(A, tiny), svt(A, tiny))
+
+
+def test_svt_below_the_frobenius_norm_is_exactly_zero():
+    A = np.random.default_rng(1).normal(size=(50, 20))
+    norm = np.linalg.norm(A)
+    assert not svt_lrs(A, norm).any()
+    np.testing.assert_array_equal(svt_lrs(A, 0.5 * norm), svt(A, 0.5 * norm))
+
+
+def test_svt_falls_back_to_gesvd_when_gesdd_fails(monkeypatch):
+    A = np.random.default_rng(2).normal(size=(60, 20))
+    expected = svt(A, 3.0)
+
+    def failing(*args, **kwargs):
+        raise np.linalg.LinAlgError("SVD did not converge")
+
+    monkeypatch.setattr(pml_lrs, "svt", failing)
+    np.testing.assert_allclose(svt_lrs(A, 3.0), expected, atol=1e-12)
+
+
+def test_gram_route_leaves_the_fit_unchanged(monkeypatch):
+    X, _, S, _ = low_rank_problem(n=300, q=12)
+    reference = PMLLRS().fit(X, S.astype(np.uint8)).decision_function(X)
+    monkeypatch.setattr(pml_lrs, "GRAM_SVT_MIN_WORK", 0)
+    gram = PMLLRS().fit(X, S.astype(np.uint8)).decision_function(X)
+    np.testing.assert_allclose(gram, reference, atol=1e-8)

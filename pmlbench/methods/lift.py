@@ -71,9 +71,7 @@ def kmeans_centres(X, n_clusters: int, seed: int) -> np.ndarray:
     """
     if X.shape[0] == 1:
         return X.toarray() if sp.issparse(X) else np.array(X, dtype=np.float64)
-    # one thread: sklearn's multi-threaded k-means sums chunks in scheduling order, and labels
-    # already run in parallel
-    with warnings.catch_warnings(), threadpool_limits(1):
+    with warnings.catch_warnings():
         # duplicate rows can leave fewer distinct points than clusters; that is expected here
         warnings.simplefilter("ignore", ConvergenceWarning)
         # Elkan's exact acceleration of Lloyd's iterations: the same centres, fewer distances
@@ -341,7 +339,16 @@ def fit_label(
     solver: str = "libsvm",
     tol: float = 1e-3,
 ) -> LabelModel:
-    """Clusters, distance features and a Platt-scaled linear SVM for one label (LIFT's steps)."""
+    """Clusters, distance features and a Platt-scaled linear SVM for one label (LIFT's steps).
+
+    One thread: labels already run in parallel, and sklearn's multi-threaded k-means sums
+    its chunks in scheduling order, which would make centres depend on the thread count.
+    """
+    with threadpool_limits(1):
+        return _fit_label(X, y, ratio, C, seeds, fallback_centres, solver, tol)
+
+
+def _fit_label(X, y, ratio, C, seeds, fallback_centres, solver, tol) -> LabelModel:
     positive, negative = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     m = cluster_count(len(positive), len(negative), ratio)
     if m == 0:
@@ -431,7 +438,8 @@ class LIFT(ValidatedParameters, BaseEstimator):
         counts = Y.sum(axis=0)
         fallback = None
         if np.any((counts == 0) | (counts == n)):
-            fallback = kmeans_centres(X, min(FALLBACK_CLUSTERS, n), int(seeds[-1]))
+            with threadpool_limits(1):
+                fallback = kmeans_centres(X, min(FALLBACK_CLUSTERS, n), int(seeds[-1]))
         models = Parallel(n_jobs=worker_budget(self.n_jobs, "method.n_jobs"))(
             delayed(fit_label)(
                 X,
