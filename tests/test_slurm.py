@@ -67,9 +67,10 @@ from pmlbench.methods.mlknn import MLkNN
 
 
 class Gated(MLkNN):
-    \"\"\"ML-kNN whose second fit in a process waits while the file ``gate`` exists, after
-    writing its pid to ``<gate>.waiting/<array job id>_<task id>``: a job held midway, its
-    first unit stored and its second not.\"\"\"
+    \"\"\"ML-kNN whose second fit in a process waits while the file ``<gate>/closed`` exists,
+    after writing its pid to ``<gate>/waiting/<array job id>_<task id>``: a job held midway,
+    its first unit stored and its second not. ``gate`` names a directory, which unit keys do
+    not cover (a file named in the config would be, and opening the gate would change them).\"\"\"
 
     fits = 0
 
@@ -79,10 +80,10 @@ class Gated(MLkNN):
 
     def fit(self, X, Y):
         Gated.fits += 1
-        gate = Path(self.gate)
+        gate = Path(self.gate) / "closed"
         if self.gate and Gated.fits > 1 and gate.exists():
             job = os.environ["SLURM_ARRAY_JOB_ID"] + "_" + os.environ["SLURM_ARRAY_TASK_ID"]
-            waiting = Path(self.gate + ".waiting")
+            waiting = Path(self.gate) / "waiting"
             waiting.mkdir(exist_ok=True)
             (waiting / job).write_text(str(os.getpid()))
             deadline = time.monotonic() + 600
@@ -162,7 +163,9 @@ def pid_alive(pid: int) -> bool:
 
 
 def test_slurm_sweep_cancelled_midway_resumes_each_unit_once(tmp_path, env):
-    gate = tmp_path / "gate"
+    gate_dir = tmp_path / "gate"
+    gate_dir.mkdir()
+    gate = gate_dir / "closed"
     gate.touch()
     store = tmp_path / "store"
     command = [
@@ -171,7 +174,7 @@ def test_slurm_sweep_cancelled_midway_resumes_each_unit_once(tmp_path, env):
         "pmlbench",
         "-m",
         "method=gated",
-        f"method.gate={gate}",
+        f"method.gate={gate_dir}",
         "dataset=genbase",
         f"noise.rate={','.join(NOISE_RATES)}",
         f"protocol.n_splits={N_SPLITS}",
@@ -185,7 +188,7 @@ def test_slurm_sweep_cancelled_midway_resumes_each_unit_once(tmp_path, env):
         "quiet=true",
     ]
     n_jobs, n_units = len(NOISE_RATES), len(NOISE_RATES) * N_SPLITS
-    waiting = Path(f"{gate}.waiting")
+    waiting = gate_dir / "waiting"
 
     # 1. the sweep; its jobs stop in their second split while the gate exists
     start = time.monotonic()
