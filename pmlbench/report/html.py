@@ -53,7 +53,8 @@ NOT_RECORDED = "not recorded"
 
 def asset(name: str) -> str:
     """The text of a page asset shipped in the package (``pmlbench/report/assets``)."""
-    return resources.files("pmlbench.report").joinpath("assets", name).read_text(encoding="utf-8")
+    folder = resources.files("pmlbench.report") / "assets"
+    return (folder / name).read_text(encoding="utf-8")
 
 
 def write_html(
