@@ -157,35 +157,41 @@ def friedman_frame(ranks: dict[str, MetricRanks], alpha: float) -> pd.DataFrame:
     )
 
 
-def wilcoxon_tests(
-    prepared: Prepared, reference: str, alpha: float, correction: str
-) -> pd.DataFrame:
-    """Signed-rank test of the reference against each method per metric across PML datasets;
-    with ``correction="holm"`` all these tests form one family."""
-    rows = []
+def _pairs_across_datasets(prepared: Prepared, reference: str):
+    """(metric, baseline, per-dataset means of reference and baseline) for every metric and
+    other method, over the PML datasets where both have results."""
     for metric in prepared.metrics:
         table = block_means(prepared, metric)
         if reference not in table.columns:
             continue
         for baseline in (m for m in table.columns if m != reference):
             pair = table[[reference, baseline]].dropna()
-            if len(pair) == 0:
-                continue
-            result = wilcoxon_signed_rank(
-                pair[reference].to_numpy(), pair[baseline].to_numpy(), prepared.directions[metric]
-            )
-            rows.append(
-                {
-                    "baseline": baseline,
-                    "metric": metric,
-                    "n_datasets": result.n,
-                    "reference_better": result.n_a_better,
-                    "baseline_better": result.n_b_better,
-                    "statistic": result.statistic,
-                    "pvalue": result.pvalue,
-                    "_lean": result.rank_sum_a - result.rank_sum_b,
-                }
-            )
+            if len(pair):
+                yield metric, baseline, pair
+
+
+def wilcoxon_tests(
+    prepared: Prepared, reference: str, alpha: float, correction: str
+) -> pd.DataFrame:
+    """Signed-rank test of the reference against each method per metric across PML datasets;
+    with ``correction="holm"`` all these tests form one family."""
+    rows = []
+    for metric, baseline, pair in _pairs_across_datasets(prepared, reference):
+        result = wilcoxon_signed_rank(
+            pair[reference].to_numpy(), pair[baseline].to_numpy(), prepared.directions[metric]
+        )
+        rows.append(
+            {
+                "baseline": baseline,
+                "metric": metric,
+                "n_datasets": result.n,
+                "reference_better": result.n_a_better,
+                "baseline_better": result.n_b_better,
+                "statistic": result.statistic,
+                "pvalue": result.pvalue,
+                "_lean": result.rank_sum_a - result.rank_sum_b,
+            }
+        )
     frame = pd.DataFrame(rows, columns=[*WILCOXON_COLUMNS[:7], "_lean"])
     frame["p_adjusted"] = adjust_pvalues(frame["pvalue"].to_numpy(), correction)
     frame["outcome"] = np.where(
@@ -202,33 +208,26 @@ def bayesian_across(
     pairs the Wilcoxon test uses). Each test draws from its own generator seeded with
     ``seed``, so a table is reproducible and no test depends on which others ran."""
     rows = []
-    for metric in prepared.metrics:
-        table = block_means(prepared, metric)
-        if reference not in table.columns:
-            continue
-        for baseline in (m for m in table.columns if m != reference):
-            pair = table[[reference, baseline]].dropna()
-            if len(pair) == 0:
-                continue
-            ref, base = pair[reference].to_numpy(), pair[baseline].to_numpy()
-            result = bayesian_signed_rank(
-                ref, base, rope=rope, higher_is_better=prepared.directions[metric], seed=seed
-            )
-            rows.append(
-                {
-                    "baseline": baseline,
-                    "metric": metric,
-                    "n_datasets": result.n,
-                    "reference_mean": float(ref.mean()),
-                    "baseline_mean": float(base.mean()),
-                    "mean_difference": result.mean_difference,
-                    "rope": result.rope,
-                    "p_reference_better": result.p_a_better,
-                    "p_equivalent": result.p_equivalent,
-                    "p_baseline_better": result.p_b_better,
-                    "outcome": bayesian_outcome(
-                        result.p_a_better, result.p_equivalent, result.p_b_better, threshold
-                    ),
-                }
-            )
+    for metric, baseline, pair in _pairs_across_datasets(prepared, reference):
+        ref, base = pair[reference].to_numpy(), pair[baseline].to_numpy()
+        result = bayesian_signed_rank(
+            ref, base, rope=rope, higher_is_better=prepared.directions[metric], seed=seed
+        )
+        rows.append(
+            {
+                "baseline": baseline,
+                "metric": metric,
+                "n_datasets": result.n,
+                "reference_mean": float(ref.mean()),
+                "baseline_mean": float(base.mean()),
+                "mean_difference": result.mean_difference,
+                "rope": result.rope,
+                "p_reference_better": result.p_a_better,
+                "p_equivalent": result.p_equivalent,
+                "p_baseline_better": result.p_b_better,
+                "outcome": bayesian_outcome(
+                    result.p_a_better, result.p_equivalent, result.p_b_better, threshold
+                ),
+            }
+        )
     return pd.DataFrame(rows, columns=BAYES_ACROSS_COLUMNS)

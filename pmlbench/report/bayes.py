@@ -28,6 +28,7 @@ from pmlbench.report.render import (
     markdown_table,
     metric_name,
 )
+from pmlbench.report.wtl_table import in_report_order
 from pmlbench.stats.bayesian import bayesian_comparisons, bayesian_win_tie_loss
 
 MISSING = "–"
@@ -208,20 +209,7 @@ def across_rows(bayes: BayesianResults, digits: int = 3) -> list[list[str]]:
 
 def ordered_per_dataset(bayes: BayesianResults, prepared: Prepared) -> pd.DataFrame:
     """The per-dataset tests in report order: metric, PML dataset, baseline."""
-    frame = bayes.per_dataset
-    metric = {m: i for i, m in enumerate(prepared.metrics)}
-    block = {b: i for i, b in enumerate(prepared.blocks)}
-    method = {m: i for i, m in enumerate(prepared.methods)}
-    keys = pd.DataFrame(
-        {
-            "m": frame["metric"].map(metric),
-            "b": [block.get(b) for b in zip(frame["dataset"], frame["level"], strict=True)],
-            "k": frame["baseline"].map(method),
-        },
-        index=frame.index,
-    )
-    keys = keys.dropna().sort_values(["m", "b", "k"], kind="stable")
-    return frame.loc[keys.index]
+    return in_report_order(bayes.per_dataset, prepared)
 
 
 def per_dataset_rows(frame: pd.DataFrame, digits: int = 3) -> list[list[str]]:

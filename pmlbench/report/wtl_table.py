@@ -109,7 +109,12 @@ def comparison_header(comparisons: Comparisons) -> list[str]:
 
 def ordered_comparisons(comparisons: Comparisons, prepared: Prepared) -> pd.DataFrame:
     """The comparisons in report order: metric, PML dataset (row order of Table 2), baseline."""
-    frame = comparisons.comparisons
+    return in_report_order(comparisons.comparisons, prepared)
+
+
+def in_report_order(frame: pd.DataFrame, prepared: Prepared) -> pd.DataFrame:
+    """Rows with metric, dataset, level and baseline columns in report order: metric, PML
+    dataset (row order of Table 2), baseline; rows outside the report are dropped."""
     metric = {m: i for i, m in enumerate(prepared.metrics)}
     block = {b: i for i, b in enumerate(prepared.blocks)}
     method = {m: i for i, m in enumerate(prepared.methods)}
