@@ -28,7 +28,7 @@ from pmlbench.core.checks import check_feature_count, check_features, check_labe
 from pmlbench.core.parameters import ValidatedParameters
 from pmlbench.methods._constraints import BLAS_THREADS, NON_NEGATIVE, POSITIVE_INT, REAL
 from pmlbench.methods.pml3er import svt
-from pmlbench.numerics.linalg import SymmetricSolver, gram, soft_threshold, with_bias
+from pmlbench.numerics.linalg import SymmetricSolver, gram, with_bias
 
 # Below this many flops of a full SVD (rows x columns x min(rows, columns)) the SVT is always
 # the SVD of pmlbench.methods.pml3er.svt: genbase, medical, arts, corel5k and bibtex stay on it.
@@ -77,8 +77,9 @@ def svt_lrs(A: np.ndarray, threshold: float) -> np.ndarray:
     if rows * cols * min(rows, cols) < GRAM_SVT_MIN_WORK:
         return _svt_robust(A, threshold)
     tall = rows >= cols
-    B = np.asfortranarray(A if tall else A.T)  # dsyrk's trans=1 reads Bᵀ B column by column
-    G = dsyrk(1.0, B, trans=1)  # upper triangle of BᵀB
+    B = A if tall else A.T
+    # upper triangle of BᵀB; for a C-ordered A, A.T is the Fortran-ordered array BLAS reads
+    G = dsyrk(1.0, A.T, trans=0) if tall else dsyrk(1.0, A.T, trans=1)
     eigenvalues, V = scipy.linalg.eigh(G, lower=False, check_finite=False, driver="evd")
     largest = float(np.sqrt(max(eigenvalues[-1], 0.0)))
     if threshold < GRAM_SVT_MIN_RELATIVE_THRESHOLD * largest:
@@ -154,6 +155,10 @@ def pml_lrs_alm(
     Y = np.zeros((n, q))
     E = np.zeros((n, q))
     L1, L2, L3 = np.zeros((n, q)), np.zeros((p, q)), np.zeros((n, q))
+    # n x q work arrays, reused: every update below is the same sequence of floating-point
+    # operations as the formulas in the docstring, written into them (fresh n x q temporaries
+    # cost page faults on every iteration for many labels)
+    M, T, R1, R3 = (np.empty((n, q)) for _ in range(4))
     scale = max(float(np.linalg.norm(S)), 1.0)
     residuals: list[float] = []
     converged = False
@@ -161,17 +166,28 @@ def pml_lrs_alm(
     while n_iter < max_iter:
         n_iter += 1
         J = svt_lrs(W + L2 / mu, lambda_w / mu)
-        Z = svt_lrs(Y + L3 / mu, lambda_y / mu)
+        np.add(Y, np.divide(L3, mu, out=M), out=M)
+        Z = svt_lrs(M, lambda_y / mu)
         W = solver.solve(np.asarray(X.T @ Y) + mu * J - L2, mu)
+        # Y ← (XW + Λ1 − Λ3 + μ(S − E) + μZ) / (1 + 2μ), left to right
         XW = np.asarray(X @ W)
-        Y = (XW + L1 - L3 + mu * (S - E) + mu * Z) / (1 + 2 * mu)
-        E = soft_threshold(S - Y + L1 / mu, lambda_e / mu)
-        r1, r2, r3 = S - Y - E, W - J, Y - Z
-        L1 += mu * r1
+        np.add(XW, L1, out=XW)
+        np.subtract(XW, L3, out=XW)
+        np.add(XW, np.multiply(mu, np.subtract(S, E, out=T), out=T), out=XW)
+        np.add(XW, np.multiply(mu, Z, out=T), out=XW)
+        np.divide(XW, 1 + 2 * mu, out=Y)
+        # E ← soft(S − Y + Λ1/μ); a − clip(a, −τ, τ) is sign(a)·max(|a| − τ, 0) to the bit
+        np.add(np.subtract(S, Y, out=M), np.divide(L1, mu, out=T), out=M)
+        threshold = lambda_e / mu
+        np.subtract(M, np.clip(M, -threshold, threshold, out=T), out=E)
+        np.subtract(np.subtract(S, Y, out=R1), E, out=R1)
+        r2 = W - J
+        np.subtract(Y, Z, out=R3)
+        np.add(L1, np.multiply(mu, R1, out=T), out=L1)
         L2 += mu * r2
-        L3 += mu * r3
+        np.add(L3, np.multiply(mu, R3, out=T), out=L3)
         mu = min(rho * mu, mu_max)
-        residual = max(float(np.linalg.norm(r)) for r in (r1, r2, r3)) / scale
+        residual = max(float(np.linalg.norm(r)) for r in (R1, r2, R3)) / scale
         residuals.append(float(residual))
         if residual < tol:
             converged = True
