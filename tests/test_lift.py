@@ -21,6 +21,7 @@ from pmlbench.methods.lift import (
     PlattLinearSVM,
     cluster_count,
     hinge_svm_newton,
+    libsvm_permutation,
     platt_newton,
     sigmoid_train,
 )
@@ -249,3 +250,27 @@ def test_solvers_agree_on_a_multi_label_problem(rng):
         assert average_precision_score(Y_test[:, j], scores["newton"][:, j]) == pytest.approx(
             average_precision_score(Y_test[:, j], scores["libsvm"][:, j]), abs=0.01
         )
+
+
+@pytest.mark.parametrize("random_state", [0, 5, 123456])
+def test_platt_folds_are_libsvms(rng, random_state):
+    # libsvm's own SVMs on the folds of libsvm_permutation give SVC's Platt parameters
+    X, y = svm_problem(rng, n=137, d=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        svc = SVC(kernel="linear", C=1.0, probability=True, random_state=random_state)
+        svc.fit(X, y)
+        prob_a, prob_b = svc.probA_[0], svc.probB_[0]
+    grouped = np.concatenate([np.flatnonzero(y == 0), np.flatnonzero(y == 1)])
+    permutation = grouped[libsvm_permutation(len(y), random_state)]
+    n, decision = len(y), np.zeros(len(y))
+    for fold in range(5):
+        held = permutation[fold * n // 5 : (fold + 1) * n // 5]
+        rest = np.setdiff1d(permutation, held)
+        decision[held] = (
+            SVC(kernel="linear", C=1.0).fit(X[rest], y[rest]).decision_function(X[held])
+        )
+    A, B = sigmoid_train(decision, y)
+    # libsvm orients its decision values towards class 0: same A, opposite B
+    assert A == pytest.approx(prob_a, rel=1e-2)
+    assert B == pytest.approx(-prob_b, rel=1e-2, abs=1e-3)

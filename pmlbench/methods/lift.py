@@ -281,23 +281,63 @@ class PlattLinearSVM:
         return np.exp(-np.logaddexp(0.0, self.A * self.decision_function(features) + self.B))
 
 
+def _bounded(x: np.ndarray, ranges: np.ndarray):
+    """scikit-learn's ``bounded_rand_int`` (Lemire's method) on raw 32-bit draws ``x``: the
+    values ``floor(x·range / 2³²)`` and whether a draw would be rejected."""
+    m = x * ranges
+    threshold = (np.uint64(2**32) % ranges).astype(np.uint64)  # (-range) mod range in uint32
+    return (m >> np.uint64(32)).astype(np.int64), (m & np.uint64(0xFFFFFFFF)) < threshold
+
+
+def libsvm_permutation(n: int, random_state: int) -> np.ndarray:
+    """The shuffle of ``svm_binary_svc_probability`` in scikit-learn's libsvm, exactly.
+
+    ``SVC(random_state=r).fit`` seeds libsvm with ``RandomState(r).randint(INT_MAX)``;
+    libsvm seeds a 32-bit Mersenne twister with it (``std::mt19937::seed``, the same
+    initialisation as NumPy's legacy ``RandomState``) and shuffles 0..n-1 by Fisher-Yates,
+    position i swapped with ``i + bounded_rand_int(n - i)``. The indices refer to the
+    instances grouped by class, class 0 first (libsvm's ``svm_group_classes``).
+    """
+    seed = np.random.RandomState(random_state).randint(np.iinfo("i").max)
+    stream = np.random.RandomState(seed)
+    ranges = np.arange(n, 0, -1, dtype=np.uint64)
+    offsets, rejected = _bounded(stream.randint(0, 2**32, size=n, dtype=np.uint64), ranges)
+    if rejected.any():  # about n²/2³³ chance: redo draw by draw, rejections consuming draws
+        stream = np.random.RandomState(seed)
+        for i in range(n):
+            while True:
+                draw = stream.randint(0, 2**32, size=1, dtype=np.uint64)
+                value, reject = _bounded(draw, ranges[i : i + 1])
+                if not reject[0]:
+                    offsets[i] = value[0]
+                    break
+    permutation = np.arange(n)
+    targets = np.arange(n) + offsets
+    for i, j in enumerate(targets.tolist()):
+        permutation[i], permutation[j] = permutation[j], permutation[i]
+    return permutation
+
+
 def platt_newton(
     features: np.ndarray, y: np.ndarray, C: float, tol: float, seed: int
 ) -> PlattLinearSVM:
     """libsvm's ``-b 1`` training with the SVM solved in the primal (:func:`hinge_svm_newton`).
 
-    As ``svm_binary_svc_probability``: a random permutation cut into 5 consecutive folds,
-    each fold's decision values from an SVM trained on the others (+1 or -1 when those hold
-    one class only), the sigmoid fitted to them (:func:`sigmoid_train`), and the SVM trained
-    on all instances. Features are centred first (the distances to the centres share a large
-    common part; with an unpenalised bias the optimum does not depend on the shift).
+    As ``svm_binary_svc_probability``: a random permutation cut into 5 consecutive folds
+    (the permutation libsvm draws for ``SVC(random_state=seed)``, :func:`libsvm_permutation`,
+    so both solvers see the same folds), each fold's decision values from an SVM trained on
+    the others (+1 or -1 when those hold one class only), the sigmoid fitted to them
+    (:func:`sigmoid_train`), and the SVM trained on all instances. Features are centred
+    first (the distances to the centres share a large common part; with an unpenalised
+    bias the optimum does not depend on the shift).
     """
     n = len(y)
     s = np.where(y == 1, 1.0, -1.0)
     mean = features.mean(axis=0)
     A = np.hstack([features - mean, np.ones((n, 1))])
     v, steps = hinge_svm_newton(A, s, C, tol)
-    permutation = np.random.default_rng(seed).permutation(n)
+    grouped = np.concatenate([np.flatnonzero(y != 1), np.flatnonzero(y == 1)])
+    permutation = grouped[libsvm_permutation(n, seed)]
     decision = np.zeros(n)
     for fold in range(PLATT_FOLDS):
         begin, end = fold * n // PLATT_FOLDS, (fold + 1) * n // PLATT_FOLDS
