@@ -15,7 +15,7 @@ from sklearn.metrics import average_precision_score
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import SVC
 
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods.lift import (
     LIFT,
     PlattLinearSVM,
@@ -274,3 +274,23 @@ def test_platt_folds_are_libsvms(rng, random_state):
     # libsvm orients its decision values towards class 0: same A, opposite B
     assert A == pytest.approx(prob_a, rel=1e-2)
     assert B == pytest.approx(-prob_b, rel=1e-2, abs=1e-3)
+
+
+def test_libsvm_path_refuses_large_training_sets_before_any_work(rng):
+    X, Y = blobs(rng, n=60)
+    with pytest.raises(NotApplicable) as refusal:
+        LIFT(max_libsvm_instances=59).fit(X, None)  # Y is not even looked at
+    assert str(refusal.value) == (
+        "lift with method.solver=libsvm trains 6 SVMs per label by SMO, whose cost grows with "
+        "the square of the training instances: 60 instances exceed "
+        "method.max_libsvm_instances=59; use method.solver=newton (the same SVM solved in the "
+        "primal) or raise the cap to run anyway"
+    )
+    assert LIFT().max_libsvm_instances == 5000
+    for params in (
+        {"max_libsvm_instances": None},
+        {"solver": "newton", "max_libsvm_instances": 59},
+    ):
+        LIFT(n_jobs=1, random_state=0, **params).fit(X, Y)
+    with pytest.raises(PmlbenchError, match=r"^method\.max_libsvm_instances must be "):
+        LIFT(max_libsvm_instances=0).fit(X, Y)

@@ -47,12 +47,16 @@ from threadpoolctl import threadpool_limits
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parallel import worker_budget
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods._constraints import N_JOBS, POSITIVE, SEED
 
 # LIFT.m clusters all training data into this many centres for a label with an empty side.
 FALLBACK_CLUSTERS = 50
 SOLVERS = ("libsvm", "newton")
+# Training instances above which solver=libsvm refuses (docs/methods/lift.md, "Cost"): the
+# paper's datasets (at most 3,698 training instances, bibtex) run, corel16k001 (6,883; 540 s,
+# 120 times ML-kNN) and delicious (8,052; over 10 minutes) do not.
+MAX_LIBSVM_INSTANCES = 5000
 # libsvm's svm_binary_svc_probability: cross-validation folds of Platt scaling
 PLATT_FOLDS = 5
 DISTANCE_BLOCK_BYTES = 64 * 2**20
@@ -431,6 +435,8 @@ class LIFT(ValidatedParameters, BaseEstimator):
             module docstring).
         tol: > 0, libsvm's stopping tolerance (its default 1e-3), or for "newton" the final
             width of the smoothed hinge, which is within C·tol/2 of the hinge per instance.
+        max_libsvm_instances: with solver="libsvm", refuse (``NotApplicable``, before any
+            work) more training instances than this, an integer >= 1 or None (no cap).
         n_jobs: processes training labels in parallel (joblib; -1 = all cores; None = the
             job's thread budget, which parallel sweeps lower). Results do not depend on it.
         random_state: seeds k-means and Platt scaling, an integer in [0, 2**32) or None;
@@ -443,6 +449,7 @@ class LIFT(ValidatedParameters, BaseEstimator):
         "C": POSITIVE,
         "solver": [Options(SOLVERS)],
         "tol": POSITIVE,
+        "max_libsvm_instances": [None, Interval(int, 1, None)],
         "n_jobs": N_JOBS,
         "random_state": SEED,
     }
@@ -453,6 +460,7 @@ class LIFT(ValidatedParameters, BaseEstimator):
         C: float = 1.0,
         solver: str = "libsvm",
         tol: float = 1e-3,
+        max_libsvm_instances: int | None = MAX_LIBSVM_INSTANCES,
         n_jobs: int | None = None,
         random_state: int | None = None,
     ):
@@ -460,12 +468,14 @@ class LIFT(ValidatedParameters, BaseEstimator):
         self.C = C
         self.solver = solver
         self.tol = tol
+        self.max_libsvm_instances = max_libsvm_instances
         self.n_jobs = n_jobs
         self.random_state = random_state
 
     def fit(self, X, Y) -> LIFT:
         """Train one clustering + SVM per label on the candidate labels ``Y``."""
         self._validate_params()
+        self._check_cost(X)
         start = time.perf_counter()
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
@@ -507,6 +517,18 @@ class LIFT(ValidatedParameters, BaseEstimator):
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
         return self
+
+    def _check_cost(self, X) -> None:
+        """Refuse, before any work, more training instances than libsvm's path is allowed."""
+        n = getattr(X, "shape", (0,))[0]
+        cap = self.max_libsvm_instances
+        if self.solver == "libsvm" and cap is not None and n > cap:
+            raise NotApplicable(
+                f"lift with method.solver=libsvm trains 6 SVMs per label by SMO, whose cost "
+                f"grows with the square of the training instances: {n:,} instances exceed "
+                f"method.max_libsvm_instances={cap}; use method.solver=newton (the same SVM "
+                "solved in the primal) or raise the cap to run anyway"
+            )
 
     def decision_function(self, X) -> np.ndarray:
         """Platt probability of the positive class for every label (n x q)."""
