@@ -22,6 +22,7 @@ machine stretch wall times (not CPU times).
     python benchmarks/bench_budget.py                                   # corel16k001, delicious
     python benchmarks/bench_budget.py --datasets emotions --methods lift pml_lrs
     python benchmarks/bench_budget.py --timeout 1200 --json /tmp/budget.json
+    python benchmarks/bench_budget.py --variants lift:solver=newton lift:max_libsvm_instances=null
 """
 
 from __future__ import annotations
@@ -52,8 +53,22 @@ def builtin_methods() -> list[str]:
     ]
 
 
+def parse_variant(text: str) -> dict:
+    """``lift:solver=newton,tol=0.01`` -> the method node {"name": "lift", "solver": ...}."""
+    name, _, settings = text.partition(":")
+    node: dict = {"name": name}
+    for setting in filter(None, settings.split(",")):
+        key, _, value = setting.partition("=")
+        try:
+            node[key] = json.loads(value)
+        except json.JSONDecodeError:
+            node[key] = value
+    return node
+
+
 def run_unit(method: str, dataset: str, split: int, rate: float) -> dict:
-    """One split of ``method`` on ``dataset`` in this process; wall, CPU and peak memory."""
+    """One split of ``method`` (a name or a variant, see :func:`parse_variant`) on
+    ``dataset`` in this process; wall, CPU and peak memory."""
     from pmlbench.errors import NotApplicable
     from pmlbench.plugins.loading import load_dataset
     from pmlbench.protocol.experiment import ExperimentSpec, prepare, run_split
@@ -62,7 +77,7 @@ def run_unit(method: str, dataset: str, split: int, rate: float) -> dict:
     spec = ExperimentSpec(
         dataset={"name": dataset},
         noise={"name": "uniform", "rate": rate},
-        method={"name": method},
+        method=parse_variant(method),
         metrics=["average_precision", "ranking_loss"],
         n_splits=split + 1,
     )
@@ -125,7 +140,7 @@ def table(records: list[dict], baseline: list[dict]) -> str:
         if r["status"] == "ok":
             ratio = r["wall"] / base_wall
             lines.append(
-                f"| {r['method']} | {r['wall']:.1f} | {ratio:.1f} | {r['cpu']:.1f} | "
+                f"| {r['method']} | {r['wall']:.3g} | {ratio:.1f} | {r['cpu']:.3g} | "
                 f"{r['cpu'] / base_cpu:.1f} | {r['peak_mb']:.0f} | "
                 f"{r['average_precision']:.3f} | {'yes' if ratio <= BUDGET else 'NO'} |"
             )
@@ -142,6 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     parser.add_argument("--methods", nargs="+", help="default: every built-in method")
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        default=[],
+        help="extra rows with non-default parameters, e.g. lift:solver=newton",
+    )
     parser.add_argument("--split", type=int, default=0)
     parser.add_argument("--rate", type=float, default=1.0, help="uniform noise rate")
     parser.add_argument(
@@ -154,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         method, dataset, split, rate = args.unit
         print(json.dumps(run_unit(method, dataset, int(split), float(rate))), flush=True)
         return 0
-    methods = [m for m in (args.methods or builtin_methods()) if m != BASELINE]
+    methods = [m for m in (args.methods or builtin_methods()) if m != BASELINE] + args.variants
     everything = []
     for dataset in args.datasets:
         print(f"\n### {dataset} (split {args.split}, noise rate {args.rate})\n", flush=True)
