@@ -11,7 +11,7 @@ from sklearn.svm import LinearSVC
 from pmlbench.datasets.bundled import genbase
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
-from pmlbench.methods.particle import ParticleMAP, ParticleVLS
+from pmlbench.methods.particle import ParticleMAP, ParticleVLS, clr
 from pmlbench.methods.particle.credible import (
     Stage1Params,
     credible_labels,
@@ -194,6 +194,34 @@ def test_vls_skips_problems_without_data_on_both_sides(rng):
     assert 4 not in est.models_.first
     assert est.diagnostics_["pair_models"] <= 6
     assert np.all(est.predict(X_test)[:, 4] == 0)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_direct_liblinear_call_equals_linearsvc(rng, loss, sparse):
+    X = rng.normal(size=(40, 12)) * (rng.random((40, 12)) < 0.4)
+    y = (X[:, 0] + 0.3 * rng.normal(size=40) > 0).astype(np.int8)
+    X = sp.csr_matrix(X) if sparse else X
+    params = {"C": 1.0, "loss": loss, "max_iter": 1000, "random_state": 3}
+    if loss == "hinge":
+        params["dual"] = True
+    w, b, n_iter = clr._linear_svm(X, y, params)
+    reference = LinearSVC(**params).fit(X, y)
+    np.testing.assert_array_equal(w, reference.coef_.ravel())
+    assert b == reference.intercept_[0] and n_iter == reference.n_iter_
+
+
+def test_votes_for_sparse_rows_equal_the_dense_product(rng, monkeypatch):
+    X, S, X_test, _ = synthetic(rng, n=60, q=6, n_test=30)
+    X, X_test = np.abs(X) * (X > 1), np.abs(X_test) * (X_test > 1)
+    est = ParticleVLS(random_state=0).fit(sp.csr_matrix(X), S)
+    fast = est.label_votes(sp.csr_matrix(X_test))
+    assert est.label_votes(sp.csr_matrix(X_test))[0] is not fast[0]  # a copy of the cache
+    est._votes_cache = None
+    monkeypatch.setattr(clr, "_DENSE_WEIGHT_ENTRIES", 0)  # the stacked sparse weights
+    slow = est.label_votes(sp.csr_matrix(X_test))
+    np.testing.assert_array_equal(fast[0], slow[0])
+    np.testing.assert_array_equal(fast[1], slow[1])
 
 
 def test_vls_refuses_too_many_label_pairs_before_any_work(rng):

@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from pmlbench.core.checks import check_features
+from pmlbench.core.digest import content_digest
 from pmlbench.core.parameters import Interval, Options
 from pmlbench.errors import NotApplicable
 from pmlbench.methods._constraints import N_JOBS, POSITIVE, POSITIVE_INT
@@ -109,6 +110,7 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         stage1 = time.perf_counter() - start
         self.credible_labels_ = credible
         self.n_labels_ = S.shape[1]
+        self._votes_cache = None
         self.models_ = fit_clr(
             X,
             credible,
@@ -143,9 +145,19 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
             )
 
     def label_votes(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """Label votes (n x l) and virtual-label votes (n,) of the fitted models."""
+        """Label votes (n x l) and virtual-label votes (n,) of the fitted models.
+
+        The last result is kept with a digest of X: a run asks for ``decision_function``
+        and then ``predict`` on the same test set, and every model votes on every instance.
+        """
         X = check_features(X)
-        return clr_votes(self.models_, X, self.n_labels_, weighted=self.votes == "accuracy")
+        key = content_digest(X)
+        cached = getattr(self, "_votes_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1].copy(), cached[2].copy()
+        zeta, zeta_v = clr_votes(self.models_, X, self.n_labels_, weighted=self.votes == "accuracy")
+        self._votes_cache = (key, zeta, zeta_v)
+        return zeta.copy(), zeta_v.copy()
 
     def decision_function(self, X) -> np.ndarray:
         """Label votes min-max normalised per instance (all zero where all votes tie)."""
