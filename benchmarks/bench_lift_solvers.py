@@ -78,7 +78,7 @@ def table(records: list[dict], datasets: list[str]) -> str:
             b = np.array([by["newton"][s][metric] for s in splits])
             p = ttest_rel(a, b).pvalue if len(splits) > 1 and np.any(a != b) else float("nan")
             cells += [f"{a.mean():.4f} ± {a.std(ddof=1) if len(a) > 1 else 0:.4f}"]
-            cells += [f"{b.mean():.4f} ± {b.std(ddof=1) if len(b) > 1 else 0:.4f}", f"{p:.2f}"]
+            cells += [f"{b.mean():.4f} ± {b.std(ddof=1) if len(b) > 1 else 0:.4f}", f"{p:.3f}"]
         for solver in SOLVERS:
             cells.append(f"{np.mean([by[solver][s]['fit'] for s in splits]):.1f}")
         lines.append("| " + " | ".join(cells) + " |")
