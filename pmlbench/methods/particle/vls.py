@@ -110,7 +110,7 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         stage1 = time.perf_counter() - start
         self.credible_labels_ = credible
         self.n_labels_ = S.shape[1]
-        self._votes_cache = None
+        self._votes_cache: tuple[str, np.ndarray, np.ndarray] | None = None
         self.models_ = fit_clr(
             X,
             credible,
