@@ -294,3 +294,26 @@ def test_libsvm_path_refuses_large_training_sets_before_any_work(rng):
         LIFT(n_jobs=1, random_state=0, **params).fit(X, Y)
     with pytest.raises(PmlbenchError, match=r"^method\.max_libsvm_instances must be "):
         LIFT(max_libsvm_instances=0).fit(X, Y)
+
+
+def test_either_solver_refuses_too_many_label_instances_before_any_work(rng):
+    X, Y = blobs(rng, n=60)
+    q = Y.shape[1]
+    for solver in SOLVERS:
+        with pytest.raises(NotApplicable) as refusal:
+            LIFT(solver=solver, max_label_instances=60 * q - 1).fit(X, Y)
+        assert str(refusal.value) == (
+            f"lift fits a clustering and an SVM per label: {q} labels x 60 training instances"
+            f" = {60 * q} exceed method.max_label_instances={60 * q - 1}; raise it (or set it"
+            " to null) to run anyway"
+        )
+    # the cap applies first, so it never points to solver=newton when that would refuse too
+    with pytest.raises(NotApplicable, match="max_label_instances"):
+        LIFT(max_libsvm_instances=59, max_label_instances=60 * q - 1).fit(X, Y)
+    assert LIFT().max_label_instances == 2_000_000
+    # delicious (8,052 training instances x 983 labels) is refused, corel16k001 is not
+    assert 8052 * 983 > LIFT().max_label_instances > 6883 * 153
+    LIFT(n_jobs=1, random_state=0, max_label_instances=60 * q).fit(X, Y)
+    LIFT(n_jobs=1, random_state=0, max_label_instances=None).fit(X, Y)
+    with pytest.raises(PmlbenchError, match=r"^method\.max_label_instances must be "):
+        LIFT(max_label_instances=0).fit(X, Y)

@@ -471,3 +471,50 @@ def _same(a, b) -> bool:
     if hasattr(a, "toarray"):
         a, b = a.toarray(), b.toarray()
     return bool(np.array_equal(a, b))
+
+
+# ------------------------------------------------------------------ presentation packages
+
+
+def test_report_and_cli_code_stay_out_of_unit_keys(tmp_path, monkeypatch):
+    """A fix to the report or the CLI leaves finished units valid; code that computes does not.
+
+    Both packages sit above the runner in the layer order, so nothing the runner imports can
+    import them (tests/test_layers.py enforces the order).
+    """
+    from pmlbench.core import fingerprint
+
+    layers_path = Path(__file__).with_name("test_layers.py")
+    layers = {"__file__": str(layers_path)}
+    exec(compile(layers_path.read_text(), str(layers_path), "exec"), layers)
+    index = {c: i for i, layer in enumerate(layers["LAYERS"]) for c in layer}
+    for name in fingerprint.PRESENTATION_PACKAGES:
+        package = name.rstrip("/").replace("/", ".")
+        assert index[package] < index["pmlbench.runner"], package
+
+    names = [name for name, _ in fingerprint.pmlbench_source_files()]
+    assert "pmlbench/methods/lift.py" in names and "pmlbench/protocol/experiment.py" in names
+    assert not [n for n in names if n.startswith(("pmlbench/report/", "pmlbench/cli/"))]
+
+    # both digests: an extra report or CLI file does not change them, an extra method does
+    real_walk = fingerprint._walk
+    extra = tmp_path / "extra.py"
+    extra.write_text("x = 1\n")
+
+    def digests(added: str | None) -> tuple[str, str | None]:
+        def walk(directory, prefix):
+            found = real_walk(directory, prefix)
+            return found + ([(added, str(extra))] if added else [])
+
+        monkeypatch.setattr(fingerprint, "_walk", walk)
+        fingerprint._set_digests.clear()
+        return (
+            fingerprint.pmlbench_source_digest(),
+            fingerprint.distribution_digest(None, ["pmlbench.methods.lift"]),
+        )
+
+    before = digests(None)
+    assert digests("pmlbench/report/new_table.py") == before
+    assert digests("pmlbench/cli/commands/new.py") == before
+    changed = digests("pmlbench/methods/new_method.py")
+    assert changed[0] != before[0] and changed[1] != before[1]

@@ -9,6 +9,11 @@ shared-work cache, pmlbench.core.workcache):
   from the distribution's file list (``RECORD``); an editable one, whose file list names no
   sources, from the directory of the plugin's top-level package.
 - :func:`pmlbench_source_digest`: every ``.py`` file of pmlbench itself.
+
+Both leave out pmlbench's presentation packages (:data:`PRESENTATION_PACKAGES`: the report
+and the command line). They sit above the runner in the layer order (tests/test_layers.py),
+so no code that computes a unit's numbers imports them; a fix to a report table does not
+make a finished suite's results stale.
 - :func:`library_versions`: the major.minor versions of numpy, scipy and scikit-learn.
 
 Files are named by their path inside the installation (``pkg/mod.py``), never by their
@@ -35,6 +40,9 @@ _CHUNK = 1 << 20
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 _SKIPPED_SUFFIXES = (".pyc", ".pyo", ".pth")
 _EDITABLE_HOOKS = ("__editable__", "_editable_impl_")  # setuptools / hatch editable loaders
+# Packages that present results and never compute them (the layers above pmlbench.runner that
+# only read stores and parse commands); named as files are named in digests.
+PRESENTATION_PACKAGES = ("pmlbench/report/", "pmlbench/cli/")
 
 _file_digests: dict[str, tuple[tuple[int, ...], str]] = {}
 _set_digests: dict[tuple, str] = {}
@@ -180,15 +188,28 @@ def distribution_digest(dist: Distribution | None, modules: Iterable[str]) -> st
     files = set(module_files(modules))
     if dist is not None:
         files.update(distribution_files(dist))
+    files = {(name, path) for name, path in files if not _presentation(name)}
     return files_digest(files) if files else None
 
 
+def _presentation(name: str) -> bool:
+    return name.startswith(PRESENTATION_PACKAGES)
+
+
 def pmlbench_source_digest() -> str:
-    """A digest of every ``.py`` file of pmlbench (``pmlbench/**/*.py``)."""
+    """A digest of every ``.py`` file of pmlbench (``pmlbench/**/*.py``) outside
+    :data:`PRESENTATION_PACKAGES`."""
+    return files_digest(pmlbench_source_files())
+
+
+def pmlbench_source_files() -> list[tuple[str, str]]:
+    """(name, path) of the files :func:`pmlbench_source_digest` reads."""
     package = str(Path(__file__).resolve().parents[1])
-    return files_digest(
-        (name, path) for name, path in _walk(package, ("pmlbench",)) if name.endswith(".py")
-    )
+    return [
+        (name, path)
+        for name, path in _walk(package, ("pmlbench",))
+        if name.endswith(".py") and not _presentation(name)
+    ]
 
 
 def library_versions() -> dict[str, str | None]:

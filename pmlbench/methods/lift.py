@@ -57,6 +57,10 @@ SOLVERS = ("libsvm", "newton")
 # paper's datasets (at most 3,698 training instances, bibtex) run, corel16k001 (6,883; 540 s,
 # 120 times ML-kNN) and delicious (8,052; over 10 minutes) do not.
 MAX_LIBSVM_INSTANCES = 5000
+# Labels x training instances above which either solver refuses: one clustering and one SVM
+# per label cost about q * n. corel16k001 (153 x 6,883 = 1.05M) runs newton in about 7 times
+# ML-kNN's time; delicious (983 x 8,052 = 7.9M) needs about 22 times (docs/scaling.md).
+MAX_LABEL_INSTANCES = 2_000_000
 # libsvm's svm_binary_svc_probability: cross-validation folds of Platt scaling
 PLATT_FOLDS = 5
 DISTANCE_BLOCK_BYTES = 64 * 2**20
@@ -437,6 +441,8 @@ class LIFT(ValidatedParameters, BaseEstimator):
             width of the smoothed hinge, which is within C·tol/2 of the hinge per instance.
         max_libsvm_instances: with solver="libsvm", refuse (``NotApplicable``, before any
             work) more training instances than this, an integer >= 1 or None (no cap).
+        max_label_instances: with either solver, refuse (``NotApplicable``, before any work)
+            when labels x training instances exceed this, an integer >= 1 or None (no cap).
         n_jobs: processes training labels in parallel (joblib; -1 = all cores; None = the
             job's thread budget, which parallel sweeps lower). Results do not depend on it.
         random_state: seeds k-means and Platt scaling, an integer in [0, 2**32) or None;
@@ -450,6 +456,7 @@ class LIFT(ValidatedParameters, BaseEstimator):
         "solver": [Options(SOLVERS)],
         "tol": POSITIVE,
         "max_libsvm_instances": [None, Interval(int, 1, None)],
+        "max_label_instances": [None, Interval(int, 1, None)],
         "n_jobs": N_JOBS,
         "random_state": SEED,
     }
@@ -461,6 +468,7 @@ class LIFT(ValidatedParameters, BaseEstimator):
         solver: str = "libsvm",
         tol: float = 1e-3,
         max_libsvm_instances: int | None = MAX_LIBSVM_INSTANCES,
+        max_label_instances: int | None = MAX_LABEL_INSTANCES,
         n_jobs: int | None = None,
         random_state: int | None = None,
     ):
@@ -469,13 +477,14 @@ class LIFT(ValidatedParameters, BaseEstimator):
         self.solver = solver
         self.tol = tol
         self.max_libsvm_instances = max_libsvm_instances
+        self.max_label_instances = max_label_instances
         self.n_jobs = n_jobs
         self.random_state = random_state
 
     def fit(self, X, Y) -> LIFT:
         """Train one clustering + SVM per label on the candidate labels ``Y``."""
         self._validate_params()
-        self._check_cost(X)
+        self._check_cost(X, Y)
         start = time.perf_counter()
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
@@ -518,9 +527,21 @@ class LIFT(ValidatedParameters, BaseEstimator):
         }
         return self
 
-    def _check_cost(self, X) -> None:
-        """Refuse, before any work, more training instances than libsvm's path is allowed."""
+    def _check_cost(self, X, Y) -> None:
+        """Refuse, before any work, problems beyond the caps. ``max_label_instances`` is
+        checked first: it applies to both solvers, so its refusal never points to a solver
+        that would refuse too.
+        """
         n = getattr(X, "shape", (0,))[0]
+        shape = getattr(Y, "shape", ())
+        q = shape[1] if len(shape) == 2 else 0
+        cap = self.max_label_instances
+        if cap is not None and n * q > cap:
+            raise NotApplicable(
+                f"lift fits a clustering and an SVM per label: {q:,} labels x {n:,} training "
+                f"instances = {n * q:,} exceed method.max_label_instances={cap}; raise it (or "
+                "set it to null) to run anyway"
+            )
         cap = self.max_libsvm_instances
         if self.solver == "libsvm" and cap is not None and n > cap:
             raise NotApplicable(
