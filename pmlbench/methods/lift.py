@@ -533,7 +533,7 @@ class LIFT(ValidatedParameters, BaseEstimator):
         that would refuse too.
         """
         n = getattr(X, "shape", (0,))[0]
-        shape = getattr(Y, "shape", ())
+        shape: tuple[int, ...] = tuple(getattr(Y, "shape", ()))
         q = shape[1] if len(shape) == 2 else 0
         cap = self.max_label_instances
         if cap is not None and n * q > cap:
