@@ -10,8 +10,9 @@ Two growth series (issue 13, item 3):
   all 16,105).
 
 Candidates come from the uniform noise model at rate 1.0 (seed 0), every method runs with
-its default hyper-parameters (LIFT with ``solver=newton``: its default libsvm path refuses
-more than 5,000 training instances), no tuning and no cache. Each (method, size) is one fit in a
+its default hyper-parameters (LIFT with ``solver=newton`` and no ``max_label_instances`` cap:
+its default libsvm path refuses more than 5,000 training instances, and the cap would cut
+both curves short), no tuning and no cache. Each (method, size) is one fit in a
 fresh subprocess, so runs do not share caches or memory: the fit's wall and CPU seconds
 (joblib worker processes included), the subprocess's peak resident memory (``ru_maxrss``)
 and its growth over the resident memory just before the fit (``fit MB``: what the fit itself
@@ -54,11 +55,11 @@ SEED = 0
 def builtin_methods() -> list[str]:
     """Methods registered by pmlbench itself, but the ``external`` command wrapper; LIFT with
     its primal solver (``solver=libsvm``, the default, refuses more than 5,000 training
-    instances and grows with their square)."""
+    instances and grows with their square) and without its labels x instances cap."""
     from pmlbench.plugins import registry
 
     return [
-        "lift:solver=newton" if name == "lift" else name
+        "lift:solver=newton,max_label_instances=null" if name == "lift" else name
         for name, info in registry.plugins("method").items()
         if info.entry_point.value.startswith("pmlbench.methods") and name != "external"
     ]
