@@ -487,6 +487,42 @@ def test_report_mixes_noise_models_and_natural_candidates(tmp_path):
         assert "d1" in svg and "cooccurrence" not in svg
 
 
+def test_noise_levels_are_labelled_by_the_parameters_that_differ(tmp_path):
+    """The suite's labels: uniform at three rates with one rounding rule reads ``rate=0.5``;
+    a model at a single level keeps every parameter, so nothing is lost on its own."""
+
+    def runs(root: Path, rates: list[float]) -> None:
+        job = 0
+        for method, shift in [("a", 0.05), ("b", 0.0)]:
+            for rate in rates:
+                rows = _run_rows(
+                    "d1", rate, method, [(0.6 + shift + 0.01 * s, 0.1) for s in range(3)]
+                )
+                for row in rows:
+                    row["noise_rounding"] = "half_up"
+                write_run(root, f"{job}_{method}_d1", rows)
+                job += 1
+            natural = _run_rows("d2", 1.0, method, [(0.5 + shift, 0.1) for _ in range(3)])
+            for row in natural:
+                del row["noise_rate"]
+                row["noise"] = "natural"
+            write_run(root, f"{job}_{method}_d2", natural)
+            job += 1
+
+    runs(tmp_path / "three", [0.5, 1.0, 2.0])
+    report = build_report([tmp_path / "three"], ReportOptions(reference="a", plots=False))
+    assert report.prepared.blocks == [
+        ("d1", "rate=0.5"),
+        ("d1", "rate=1"),
+        ("d1", "rate=2"),
+        ("d2", "natural"),
+    ]
+    assert report.prepared.level_values["rate=2"] == {"rate": 2.0}
+    runs(tmp_path / "one", [1.0])
+    report = build_report([tmp_path / "one"], ReportOptions(reference="a", plots=False))
+    assert report.prepared.blocks == [("d1", "rate=1, rounding=half_up"), ("d2", "natural")]
+
+
 def test_mixed_noise_report_of_real_runs(tmp_path):
     """The reproduction of issue 12: genbase with uniform noise and without, mlknn and ridge."""
     from pmlbench.runner.run import run_config

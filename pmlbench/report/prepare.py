@@ -106,7 +106,10 @@ def noise_levels(
     A level is one noise model with its own parameters; natural candidate labels are one
     level with no parameters. Rows of different noise models carry different ``noise_*``
     columns (and natural ones none), so a parameter a row's model lacks is missing (NaN) and
-    is left out of its label. Labels name the noise model when the rows mix several.
+    is left out of its label. A model seen at several levels is labelled by the parameters
+    that differ between them (``rate=0.5``, not ``rate=0.5, rounding=half_up``); a model seen
+    at one level by all of its parameters. Labels name the noise model when the rows mix
+    several.
     """
     columns = sorted(columns_with_prefix(records.columns, NOISE_PREFIX))
     frame = records[["noise", *columns]].astype(object)
@@ -118,15 +121,23 @@ def noise_levels(
     values: dict[str, dict[str, float]] = {}
     order: dict[str, tuple] = {}
     noise_of: dict[str, str] = {}
+    level_params = {}
     for key in dict.fromkeys(keys):
-        name = key[0]
         params = parse_prefixed(dict(zip(columns, key[1:], strict=True)), NOISE_PREFIX)
-        params = {k: v for k, v in params.items() if not _missing(v)}
+        level_params[key] = {k: v for k, v in params.items() if not _missing(v)}
+    varying: dict[str, set[str]] = {}
+    for name in {key[0] for key in level_params}:
+        seen = [p for k, p in level_params.items() if k[0] == name]
+        names = set().union(*seen)
+        varying[name] = {n for n in names if len({format_value(p.get(n)) for p in seen}) > 1}
+    for key, params in level_params.items():
+        name = key[0]
         if name == NATURAL_NOISE:
             label = NATURAL_NOISE
             params = {}
         else:
-            label = ", ".join(f"{k}={format_value(v)}" for k, v in params.items())
+            shown = varying[name] or set(params)
+            label = ", ".join(f"{k}={format_value(v)}" for k, v in params.items() if k in shown)
             if len(named) > 1 or not label:
                 label = f"{name}({label})" if label else name
         labels[key] = label
