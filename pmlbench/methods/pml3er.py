@@ -38,22 +38,10 @@ from pmlbench.methods._constraints import (
 from pmlbench.methods.ridge import SOLVERS, LinearScores, RidgeSystem
 from pmlbench.numerics.enrichment import label_enrichment
 from pmlbench.numerics.fitcache import LRUCache
-from pmlbench.numerics.linalg import gram
+from pmlbench.numerics.linalg import gram, nuclear_norm, svt
 
 INITS = ("candidates", "enrichment")
 _STAGE1 = LRUCache(4)
-
-
-def svt(A: np.ndarray, threshold: float, *, return_norm: bool = False):
-    """Singular value soft-thresholding: the minimiser of ``threshold ||Z||_* + ½||Z - A||²``.
-
-    With ``return_norm`` also the nuclear norm of the result (the sum of the shrunk values).
-    """
-    U, s, Vt = scipy.linalg.svd(A, full_matrices=False, check_finite=False)
-    shrunk = np.maximum(s - threshold, 0.0)
-    keep = shrunk > 0
-    Z = (U[:, keep] * shrunk[keep]) @ Vt[keep]
-    return (Z, float(shrunk.sum())) if return_norm else Z
 
 
 _SPARSE_C_DENSITY = 0.25  # below this fraction of non-zeros, products with C go sparse
@@ -115,7 +103,7 @@ def b_step(
         Theta = Theta + tau * (B - Bhat)
     if not return_norm:
         return B, Bhat, Theta
-    return B, Bhat, Theta, (float(np.linalg.norm(B, "nuc")) if nuclear is None else nuclear)
+    return B, Bhat, Theta, (nuclear_norm(B) if nuclear is None else nuclear)
 
 
 def objective(
@@ -123,7 +111,7 @@ def objective(
 ) -> float:
     """Eq. 9 at (C, B, W), with ``XW = X @ W`` (and optionally ``||B||_*``) precomputed."""
     if nuclear is None:
-        nuclear = scipy.linalg.svdvals(B, check_finite=False).sum()
+        nuclear = nuclear_norm(B)
     return float(
         np.sum((Yhat - as_dense(_compact(C) @ B)) ** 2)
         + np.sum((C - XW) ** 2)

@@ -27,34 +27,18 @@ from threadpoolctl import threadpool_limits
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import ValidatedParameters
 from pmlbench.methods._constraints import BLAS_THREADS, NON_NEGATIVE, POSITIVE_INT, REAL
-from pmlbench.methods.pml3er import svt
-from pmlbench.numerics.linalg import SymmetricSolver, gram, with_bias
+from pmlbench.numerics.linalg import SymmetricSolver, gram, nuclear_norm, svt, with_bias
 
 # Below this many flops of a full SVD (rows x columns x min(rows, columns)) the SVT is always
-# the SVD of pmlbench.methods.pml3er.svt: genbase, medical, arts, corel5k and bibtex stay on it.
+# the SVD of pmlbench.numerics.linalg.svt: genbase, medical, arts, corel5k and bibtex stay on it.
 GRAM_SVT_MIN_WORK = 5e8
 # The Gram route loses accuracy for singular values below sqrt(eps) * the largest; it is taken
 # only while the threshold stays above this fraction of the largest singular value.
 GRAM_SVT_MIN_RELATIVE_THRESHOLD = 1e-4
 
 
-def _svt_robust(A: np.ndarray, threshold: float) -> np.ndarray:
-    """:func:`pmlbench.methods.pml3er.svt`; where LAPACK's divide-and-conquer SVD (gesdd)
-    reports no convergence, which it does on rare finite matrices (seen on delicious), the
-    same thresholding from the slower QR-iteration SVD (gesvd)."""
-    try:
-        return svt(A, threshold)
-    except np.linalg.LinAlgError:
-        U, s, Vt = scipy.linalg.svd(
-            A, full_matrices=False, check_finite=False, lapack_driver="gesvd"
-        )
-        shrunk = np.maximum(s - threshold, 0.0)
-        keep = shrunk > 0
-        return (U[:, keep] * shrunk[keep]) @ Vt[keep]
-
-
 def svt_lrs(A: np.ndarray, threshold: float) -> np.ndarray:
-    """Singular value soft-thresholding (as :func:`pmlbench.methods.pml3er.svt`), cheaper.
+    """Singular value soft-thresholding (as :func:`pmlbench.numerics.linalg.svt`), cheaper.
 
     Two shortcuts, neither of which changes the value beyond round-off:
 
@@ -75,7 +59,7 @@ def svt_lrs(A: np.ndarray, threshold: float) -> np.ndarray:
         return np.zeros_like(A)
     rows, cols = A.shape
     if rows * cols * min(rows, cols) < GRAM_SVT_MIN_WORK:
-        return _svt_robust(A, threshold)
+        return svt(A, threshold)
     tall = rows >= cols
     B = A if tall else A.T
     # upper triangle of BᵀB; for a C-ordered A, A.T is the Fortran-ordered array BLAS reads
@@ -83,7 +67,7 @@ def svt_lrs(A: np.ndarray, threshold: float) -> np.ndarray:
     eigenvalues, V = scipy.linalg.eigh(G, lower=False, check_finite=False, driver="evd")
     largest = float(np.sqrt(max(eigenvalues[-1], 0.0)))
     if threshold < GRAM_SVT_MIN_RELATIVE_THRESHOLD * largest:
-        return _svt_robust(A, threshold)
+        return svt(A, threshold)
     sigma = np.sqrt(np.clip(eigenvalues, 0.0, None))
     keep = sigma > threshold
     kept = V[:, keep]
@@ -117,8 +101,8 @@ def pml_lrs_objective(
     fit = 0.5 * np.sum((np.asarray(X @ W) - Y) ** 2)
     return float(
         fit
-        + lambda_w * scipy.linalg.svdvals(W).sum()
-        + lambda_y * scipy.linalg.svdvals(Y).sum()
+        + lambda_w * nuclear_norm(W)
+        + lambda_y * nuclear_norm(Y)
         + lambda_e * np.abs(S - Y).sum()
     )
 

@@ -31,8 +31,7 @@ from threadpoolctl import threadpool_limits
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import ValidatedParameters
 from pmlbench.methods._constraints import BLAS_THREADS, NON_NEGATIVE, POSITIVE_INT
-from pmlbench.methods.pml3er import svt
-from pmlbench.numerics.linalg import SymmetricSolver, gram, soft_threshold
+from pmlbench.numerics.linalg import SymmetricSolver, gram, nuclear_norm, soft_threshold, svt
 
 
 @dataclass
@@ -123,7 +122,7 @@ def pml_ni_objective(
     return float(
         0.5 * np.sum(residual**2)
         + 0.5 * lam * np.sum(W**2)
-        + beta * scipy.linalg.svdvals(U).sum()
+        + beta * nuclear_norm(U)
         + gamma * np.abs(V).sum()
     )
 

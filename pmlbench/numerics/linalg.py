@@ -1,8 +1,11 @@
 """Proximal operators and small linear-algebra helpers shared by the linear PML methods.
 
 - :func:`soft_threshold`: the proximal operator of ``tau * ||A||_1`` (entry-wise shrinkage).
-- The proximal operator of the trace norm (singular value thresholding) is
-  :func:`pmlbench.methods.pml3er.svt`.
+- :func:`svt`: the proximal operator of the trace norm (singular value thresholding).
+- :func:`thin_svd` and :func:`nuclear_norm`: LAPACK's divide-and-conquer SVD (gesdd), with
+  the QR-iteration SVD (gesvd) where gesdd reports no convergence, which it does on rare
+  finite matrices (PML3ER on yeastbp, PML-LRS on delicious). Every SVD of the methods goes
+  through them, so no method fails where a slower driver succeeds.
 - :class:`SymmetricSolver`: solves ``(G + c I) Z = B`` for many shifts ``c`` from one
   eigendecomposition of the symmetric PSD matrix ``G``, as the ALM solvers need when the
   penalty grows.
@@ -17,10 +20,49 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+SVD_DRIVERS = ("gesdd", "gesvd")  # fast first; gesvd converges where gesdd does not
+
 
 def soft_threshold(A: np.ndarray, tau: float) -> np.ndarray:
     """``sign(A) * max(|A| - tau, 0)``, the minimiser of ``tau*||Z||_1 + 0.5*||Z - A||_F^2``."""
     return np.sign(A) * np.maximum(np.abs(A) - tau, 0.0)
+
+
+def thin_svd(A: np.ndarray, *, compute_uv: bool = True):
+    """``U, s, Vt`` of the thin SVD of a finite ``A`` (or ``s`` alone), by gesdd, else gesvd.
+
+    Where gesdd converges the result is exactly scipy's default ``scipy.linalg.svd``.
+    """
+    for driver in SVD_DRIVERS:
+        try:
+            return scipy.linalg.svd(
+                A,
+                full_matrices=False,
+                compute_uv=compute_uv,
+                check_finite=False,
+                lapack_driver=driver,
+            )
+        except np.linalg.LinAlgError:
+            if driver == SVD_DRIVERS[-1]:
+                raise
+    raise AssertionError("unreachable")
+
+
+def nuclear_norm(A: np.ndarray) -> float:
+    """``||A||_*``, the sum of the singular values (:func:`thin_svd`)."""
+    return float(thin_svd(A, compute_uv=False).sum())
+
+
+def svt(A: np.ndarray, threshold: float, *, return_norm: bool = False):
+    """Singular value soft-thresholding: the minimiser of ``threshold ||Z||_* + ½||Z - A||²``.
+
+    With ``return_norm`` also the nuclear norm of the result (the sum of the shrunk values).
+    """
+    U, s, Vt = thin_svd(A)
+    shrunk = np.maximum(s - threshold, 0.0)
+    keep = shrunk > 0
+    Z = (U[:, keep] * shrunk[keep]) @ Vt[keep]
+    return (Z, float(shrunk.sum())) if return_norm else Z
 
 
 class SymmetricSolver:
