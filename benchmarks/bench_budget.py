@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench_scaling import parse_variant  # benchmarks/ is on sys.path: scripts run from it
+
 DATASETS = ("corel16k001", "delicious")
 BASELINE = "mlknn"
 BUDGET = 10.0
@@ -53,31 +55,19 @@ def builtin_methods() -> list[str]:
     ]
 
 
-def parse_variant(text: str) -> dict:
-    """``lift:solver=newton,tol=0.01`` -> the method node {"name": "lift", "solver": ...}."""
-    name, _, settings = text.partition(":")
-    node: dict = {"name": name}
-    for setting in filter(None, settings.split(",")):
-        key, _, value = setting.partition("=")
-        try:
-            node[key] = json.loads(value)
-        except json.JSONDecodeError:
-            node[key] = value
-    return node
-
-
 def run_unit(method: str, dataset: str, split: int, rate: float) -> dict:
-    """One split of ``method`` (a name or a variant, see :func:`parse_variant`) on
+    """One split of ``method`` (a name or a variant, see ``bench_scaling.parse_variant``) on
     ``dataset`` in this process; wall, CPU and peak memory."""
     from pmlbench.errors import NotApplicable
     from pmlbench.plugins.loading import load_dataset
     from pmlbench.protocol.experiment import ExperimentSpec, prepare, run_split
     from pmlbench.protocol.splits import plan_splits
 
+    name, params = parse_variant(method)
     spec = ExperimentSpec(
         dataset={"name": dataset},
         noise={"name": "uniform", "rate": rate},
-        method=parse_variant(method),
+        method={"name": name, **params},
         metrics=["average_precision", "ranking_loss"],
         n_splits=split + 1,
     )
