@@ -67,7 +67,7 @@ def test_both_drivers_failing_raises(monkeypatch):
 
 
 @pytest.mark.parametrize("method", [PML3ER, PMLLRS, PMLNI])
-def test_methods_fit_where_gesdd_fails(method, gesdd_fails):
+def test_methods_fit_where_gesdd_fails(method, gesdd_fails, monkeypatch):
     """The same fit, to round-off, when every SVD needs the second driver."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(120, 8))
@@ -76,6 +76,6 @@ def test_methods_fit_where_gesdd_fails(method, gesdd_fails):
     with_gesvd = method().fit(X, S).decision_function(X)
     assert "gesvd" in gesdd_fails
     gesdd_fails.clear()
-    linalg.scipy.linalg.svd = real_svd  # the monkeypatch fixture restores its own version
+    monkeypatch.setattr(linalg.scipy.linalg, "svd", real_svd)
     reference = method().fit(X, S).decision_function(X)
     np.testing.assert_allclose(with_gesvd, reference, rtol=1e-6, atol=1e-8)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import runpy
 import sys
 import textwrap
 from pathlib import Path
@@ -484,10 +485,8 @@ def test_report_and_cli_code_stay_out_of_unit_keys(tmp_path, monkeypatch):
     """
     from pmlbench.core import fingerprint
 
-    layers_path = Path(__file__).with_name("test_layers.py")
-    layers = {"__file__": str(layers_path)}
-    exec(compile(layers_path.read_text(), str(layers_path), "exec"), layers)
-    index = {c: i for i, layer in enumerate(layers["LAYERS"]) for c in layer}
+    layers = runpy.run_path(str(Path(__file__).with_name("test_layers.py")))["LAYERS"]
+    index = {c: i for i, layer in enumerate(layers) for c in layer}
     for name in fingerprint.PRESENTATION_PACKAGES:
         package = name.rstrip("/").replace("/", ".")
         assert index[package] < index["pmlbench.runner"], package
