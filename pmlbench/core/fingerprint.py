@@ -9,12 +9,12 @@ shared-work cache, pmlbench.core.workcache):
   from the distribution's file list (``RECORD``); an editable one, whose file list names no
   sources, from the directory of the plugin's top-level package.
 - :func:`pmlbench_source_digest`: every ``.py`` file of pmlbench itself.
-
-Both leave out pmlbench's presentation packages (:data:`PRESENTATION_PACKAGES`: the report
-and the command line). They sit above the runner in the layer order (tests/test_layers.py),
-so no code that computes a unit's numbers imports them; a fix to a report table does not
-make a finished suite's results stale.
 - :func:`library_versions`: the major.minor versions of numpy, scipy and scikit-learn.
+
+The first two leave out pmlbench's presentation packages (:data:`PRESENTATION_PACKAGES`:
+the report and the command line). They sit above the runner in the layer order
+(tests/test_layers.py), so no code that computes a unit's numbers imports them; a fix to a
+report table does not make a finished suite's results stale.
 
 Files are named by their path inside the installation (``pkg/mod.py``), never by their
 absolute location, so the same code installed on a laptop and on a cluster has the same

@@ -58,8 +58,8 @@ SOLVERS = ("libsvm", "newton")
 # 120 times ML-kNN) and delicious (8,052; over 10 minutes) do not.
 MAX_LIBSVM_INSTANCES = 5000
 # Labels x training instances above which either solver refuses: one clustering and one SVM
-# per label cost about q * n. corel16k001 (153 x 6,883 = 1.05M) runs newton in about 7 times
-# ML-kNN's time; delicious (983 x 8,052 = 7.9M) needs about 22 times (docs/scaling.md).
+# per label cost about q * n. corel16k001 (153 x 6,883 = 1.05M) runs newton in about 6 times
+# ML-kNN's time; delicious (983 x 8,052 = 7.9M) needs about 17 times (docs/scaling.md).
 MAX_LABEL_INSTANCES = 2_000_000
 # libsvm's svm_binary_svc_probability: cross-validation folds of Platt scaling
 PLATT_FOLDS = 5

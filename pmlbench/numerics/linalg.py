@@ -20,8 +20,6 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-SVD_DRIVERS = ("gesdd", "gesvd")  # fast first; gesvd converges where gesdd does not
-
 
 def soft_threshold(A: np.ndarray, tau: float) -> np.ndarray:
     """``sign(A) * max(|A| - tau, 0)``, the minimiser of ``tau*||Z||_1 + 0.5*||Z - A||_F^2``."""
@@ -33,19 +31,11 @@ def thin_svd(A: np.ndarray, *, compute_uv: bool = True):
 
     Where gesdd converges the result is exactly scipy's default ``scipy.linalg.svd``.
     """
-    for driver in SVD_DRIVERS:
-        try:
-            return scipy.linalg.svd(
-                A,
-                full_matrices=False,
-                compute_uv=compute_uv,
-                check_finite=False,
-                lapack_driver=driver,
-            )
-        except np.linalg.LinAlgError:
-            if driver == SVD_DRIVERS[-1]:
-                raise
-    raise AssertionError("unreachable")
+    options = {"full_matrices": False, "compute_uv": compute_uv, "check_finite": False}
+    try:
+        return scipy.linalg.svd(A, lapack_driver="gesdd", **options)
+    except np.linalg.LinAlgError:  # gesvd converges where gesdd does not
+        return scipy.linalg.svd(A, lapack_driver="gesvd", **options)
 
 
 def nuclear_norm(A: np.ndarray) -> float:
