@@ -20,6 +20,7 @@ The load average before and after each dataset is printed, since other processes
 machine stretch wall times (not CPU times).
 
     python benchmarks/bench_budget.py                                   # corel16k001, delicious
+    python benchmarks/bench_budget.py --datasets all --timeout 600            # every bundled one
     python benchmarks/bench_budget.py --datasets emotions --methods lift pml_lrs
     python benchmarks/bench_budget.py --timeout 1200 --json /tmp/budget.json
     python benchmarks/bench_budget.py --variants lift:solver=newton lift:max_libsvm_instances=null
@@ -52,6 +53,18 @@ def builtin_methods() -> list[str]:
         name
         for name, info in registry.plugins("method").items()
         if info.entry_point.value.startswith("pmlbench.methods") and name != "external"
+    ]
+
+
+def bundled_datasets() -> list[str]:
+    """Every dataset pmlbench bundles (not ``file``, which reads the user's own), in the
+    order they are registered."""
+    from pmlbench.plugins import registry
+
+    return [
+        name
+        for name, info in registry.plugins("dataset").items()
+        if info.entry_point.value.startswith("pmlbench.datasets") and name != "file"
     ]
 
 
@@ -145,7 +158,9 @@ def table(records: list[dict], baseline: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument(
+        "--datasets", nargs="+", default=list(DATASETS), help="names, or all: every bundled one"
+    )
     parser.add_argument("--methods", nargs="+", help="default: every built-in method")
     parser.add_argument(
         "--variants",
@@ -167,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     methods = [m for m in (args.methods or builtin_methods()) if m != BASELINE] + args.variants
     everything = []
-    for dataset in args.datasets:
+    for dataset in bundled_datasets() if args.datasets == ["all"] else args.datasets:
         print(f"\n### {dataset} (split {args.split}, noise rate {args.rate})\n", flush=True)
         print(f"load average before: {os.getloadavg()}", flush=True)
         first = measure(BASELINE, dataset, args.split, args.rate, args.timeout)
