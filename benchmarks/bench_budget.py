@@ -9,10 +9,17 @@ subprocess (``run_split``, exactly what a single ``python -m pmlbench`` run does
 fit, predict, metrics), and prints a Markdown table per dataset:
 
 - ``wall s``: the unit's wall-clock seconds; ``ratio``: wall / ML-kNN's wall (the mean of
-  its two runs), the budget's measure;
+  its two runs);
 - ``CPU s``: process CPU seconds of the unit, including joblib worker processes (they are
   shut down and reaped before the count); ``CPU ratio``: the same against ML-kNN's CPU,
   which a busy machine distorts less;
+- ``command s``: the whole subprocess, from its start to its exit (Python start-up, imports,
+  loading the data, drawing the candidates, the unit, stopping worker processes): what a
+  user waits for one split, and the convention of the issue's own table (ridge 2.3 s and
+  PML3ER 4.3 s on corel16k001, whose units alone take 0.5 s and 2 s); ``command ratio``:
+  the same against ML-kNN's, the budget's measure ("within budget"). On the small datasets,
+  where ML-kNN's unit takes 0.02-0.5 s, the unit ratio mostly measures fixed costs such as
+  starting worker processes;
 - ``peak MB``: the subprocess's maximum resident set size (imports and data included);
 - ``n/a``: the method refused, with its one-line message.
 
@@ -118,41 +125,46 @@ def run_unit(method: str, dataset: str, split: int, rate: float) -> dict:
 def measure(method: str, dataset: str, split: int, rate: float, timeout: float | None) -> dict:
     """:func:`run_unit` in a fresh subprocess (stopped after ``timeout`` seconds)."""
     command = [sys.executable, __file__, "--unit", method, dataset, str(split), str(rate)]
+    start = time.perf_counter()
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=timeout, start_new_session=True
         )
     except subprocess.TimeoutExpired:
         return {"method": method, "dataset": dataset, "status": "timeout", "wall": timeout}
+    command_wall = time.perf_counter() - start
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         error = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return {"method": method, "dataset": dataset, "status": "failed", "message": error}
-    return json.loads(lines[-1])
+    return {**json.loads(lines[-1]), "command_wall": command_wall}
 
 
 def table(records: list[dict], baseline: list[dict]) -> str:
     """The Markdown table of one dataset, ratios against the mean of the baseline runs."""
     base_wall = sum(r["wall"] for r in baseline) / len(baseline)
     base_cpu = sum(r["cpu"] for r in baseline) / len(baseline)
+    base_command = sum(r["command_wall"] for r in baseline) / len(baseline)
     lines = [
-        "| method | wall s | ratio | CPU s | CPU ratio | peak MB | AP | within budget |",
-        "|---|---|---|---|---|---|---|---|",
+        "| method | wall s | ratio | CPU s | CPU ratio | command s | command ratio | peak MB "
+        "| AP | within budget |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         if r["status"] == "ok":
-            ratio = r["wall"] / base_wall
+            ratio = r["command_wall"] / base_command
             lines.append(
-                f"| {r['method']} | {r['wall']:.3g} | {ratio:.1f} | {r['cpu']:.3g} | "
-                f"{r['cpu'] / base_cpu:.1f} | {r['peak_mb']:.0f} | "
-                f"{r['average_precision']:.3f} | {'yes' if ratio <= BUDGET else 'NO'} |"
+                f"| {r['method']} | {r['wall']:.3g} | {r['wall'] / base_wall:.1f} | "
+                f"{r['cpu']:.3g} | {r['cpu'] / base_cpu:.1f} | {r['command_wall']:.3g} | "
+                f"{ratio:.1f} | {r['peak_mb']:.0f} | {r['average_precision']:.3f} | "
+                f"{'yes' if ratio <= BUDGET else 'NO'} |"
             )
         elif r["status"] == "n/a":
-            lines.append(f"| {r['method']} | n/a | | | | | | refuses: {r['message']} |")
+            lines.append(f"| {r['method']} | n/a | | | | | | | | refuses: {r['message']} |")
         else:
             detail = f" after {r['wall']:.0f} s" if r["status"] == "timeout" else ""
             message = r.get("message", "")
-            lines.append(f"| {r['method']} | {r['status']}{detail} | | | | | | NO {message} |")
+            lines.append(f"| {r['method']} | {r['status']}{detail} | | | | | | | | NO {message} |")
     return "\n".join(lines)
 
 
