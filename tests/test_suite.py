@@ -327,7 +327,12 @@ def test_the_reduced_suite_runs_end_to_end_then_its_leaderboard(suite_root):
     assert set(results["dataset"]) == {"emotions", "mirflickr5k"}
     assert set(results.loc[results["dataset"] == "mirflickr5k", "noise"]) == {"natural"}
     assert set(results.loc[results["dataset"] == "emotions", "noise_rate"]) == {1.0}
-    assert len(list(iter_records(suite_root / "store"))) == 2 * 2 * 2
+    records = list(iter_records(suite_root / "store"))
+    assert len(records) == 2 * 2 * 2
+    # each unit names the command that computed it, without its run directory's run.json
+    for record in records:
+        command = record["run"]["command"]
+        assert command[1:3] == ["-m", "+experiment=suite"] and "quiet=true" in command
     unfinished = load_unfinished(suite_root / "store")
     assert list(unfinished["status"]) == ["not_applicable"] * 2
     table2 = pd.read_csv(suite_root / "report" / "table2.csv")

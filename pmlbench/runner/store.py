@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 import os
 import socket
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -72,13 +73,19 @@ from pmlbench.runner.format import (
 
 
 def run_metadata(run_dir: str | Path | None = None) -> dict[str, Any]:
-    """Who wrote a store entry, where and when."""
+    """Who wrote a store entry, where, when and by which command.
+
+    The command is kept in the entry itself, not only in its run directory's run.json: a
+    job stopped before writing run.json, or a store read without its run directories,
+    still names the command that computed each unit.
+    """
     return {
         "host": socket.gethostname(),
         "pid": os.getpid(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "unix_time": time.time(),
         "run_dir": None if run_dir is None else str(run_dir),
+        "command": list(sys.argv),
     }
 
 
