@@ -44,7 +44,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench_scaling import parse_variant  # benchmarks/ is on sys.path: scripts run from it
+# benchmarks/ is on sys.path: scripts run from it
+from bench_scaling import builtin_plugins, parse_variant
 
 DATASETS = ("corel16k001", "delicious")
 BASELINE = "mlknn"
@@ -54,25 +55,12 @@ BUDGET = 10.0
 def builtin_methods() -> list[str]:
     """Methods registered by pmlbench itself (not plugins of other distributions), but the
     ``external`` wrapper, which needs a command to run."""
-    from pmlbench.plugins import registry
-
-    return [
-        name
-        for name, info in registry.plugins("method").items()
-        if info.entry_point.value.startswith("pmlbench.methods") and name != "external"
-    ]
+    return builtin_plugins("method", leave_out="external")
 
 
 def bundled_datasets() -> list[str]:
-    """Every dataset pmlbench bundles (not ``file``, which reads the user's own), in the
-    order they are registered."""
-    from pmlbench.plugins import registry
-
-    return [
-        name
-        for name, info in registry.plugins("dataset").items()
-        if info.entry_point.value.startswith("pmlbench.datasets") and name != "file"
-    ]
+    """Every dataset pmlbench bundles (not ``file``, which reads the user's own), by name."""
+    return builtin_plugins("dataset", leave_out="file")
 
 
 def run_unit(method: str, dataset: str, split: int, rate: float) -> dict:

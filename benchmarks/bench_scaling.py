@@ -52,16 +52,26 @@ PLAIN = "plain_pml3er"
 SEED = 0
 
 
+def builtin_plugins(kind: str, leave_out: str) -> list[str]:
+    """Names of the plugins of ``kind`` that pmlbench itself registers (its own modules, not
+    other distributions'), by name, without ``leave_out``."""
+    from pmlbench.plugins import registry
+
+    package = registry.KINDS[kind] + "."
+    return [
+        name
+        for name, info in registry.plugins(kind).items()
+        if info.entry_point.value.startswith(package) and name != leave_out
+    ]
+
+
 def builtin_methods() -> list[str]:
     """Methods registered by pmlbench itself, but the ``external`` command wrapper; LIFT with
     its primal solver (``solver=libsvm``, the default, refuses more than 5,000 training
     instances and grows with their square) and without its labels x instances cap."""
-    from pmlbench.plugins import registry
-
     return [
         "lift:solver=newton,max_label_instances=null" if name == "lift" else name
-        for name, info in registry.plugins("method").items()
-        if info.entry_point.value.startswith("pmlbench.methods") and name != "external"
+        for name in builtin_plugins("method", leave_out="external")
     ]
 
 
