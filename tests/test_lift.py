@@ -24,6 +24,7 @@ from pmlbench.methods.lift import (
     libsvm_permutation,
     platt_newton,
     sigmoid_train,
+    smoothed_svm,
 )
 
 SOLVERS = ["libsvm", "newton"]
@@ -199,6 +200,46 @@ def test_newton_svm_is_the_minimiser_of_the_smoothed_hinge(rng):
     assert np.abs(gradient).max() < 1e-4
 
 
+@pytest.mark.parametrize("shift", [0.0, 2.0])
+def test_warm_starts_and_continuation_reach_the_same_minimiser(rng, shift):
+    # the smoothed objective's minimiser does not depend on where Newton's method starts
+    X, y = svm_problem(rng, n=400, d=6, shift=shift)
+    s = np.where(y == 1, 1.0, -1.0)
+    A = np.hstack([X - X.mean(axis=0), np.ones((len(y), 1))])
+    from_zero, _ = hinge_svm_newton(A, s, 1.0, 1e-3)
+    continued, _ = smoothed_svm(A, s, 1.0, 1e-3)
+    far_start = rng.normal(scale=5.0, size=A.shape[1])
+    from_far, _ = smoothed_svm(A, s, 1.0, 1e-3, start=far_start)
+    scale = np.abs(from_zero).max()
+    np.testing.assert_allclose(continued, from_zero, rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(from_far, from_zero, rtol=0, atol=1e-9 * scale)
+
+
+def test_exact_line_search_finds_the_minimum_along_the_step(rng):
+    # against a bounded scalar minimiser of the same one-dimensional objective
+    from pmlbench.methods.lift import _exact_line_search
+
+    h, C = 1e-2, 1.0
+    for _ in range(20):
+        z = rng.normal(size=200)
+        dz = rng.normal(size=200)
+        dz[:20] = 0.0  # instances the step does not move
+        w, p = rng.normal(size=5), rng.normal(size=5)
+
+        def along(t, z=z, dz=dz, w=w, p=p):
+            u = z - t * dz
+            loss = np.where(u <= 0, 0.0, np.where(u < h, u * u / (2 * h), u - h / 2))
+            return 0.5 * float((w + t * p) @ (w + t * p)) + C * float(loss.sum())
+
+        if float(w @ p) - C * float(np.clip(z / h, 0, 1) @ dz) >= 0:
+            continue  # p is not a descent direction at t = 0: the search returns 0
+        t = _exact_line_search(float(w @ p), float(p @ p), z, dz, C, h)
+        reference = scipy.optimize.minimize_scalar(
+            along, bounds=(0.0, 100.0), method="bounded", options={"xatol": 1e-12}
+        )
+        assert along(t) <= reference.fun + 1e-9
+
+
 def test_degenerate_problem_keeps_the_optimal_trivial_solution(rng):
     # positives indistinguishable from negatives: the optimum predicts the majority class
     A = np.hstack([rng.normal(size=(400, 3)), np.ones((400, 1))])
@@ -279,7 +320,7 @@ def test_platt_folds_are_libsvms(rng, random_state):
 def test_libsvm_path_refuses_large_training_sets_before_any_work(rng):
     X, Y = blobs(rng, n=60)
     with pytest.raises(NotApplicable) as refusal:
-        LIFT(max_libsvm_instances=59).fit(X, None)  # Y is not even looked at
+        LIFT(solver="libsvm", max_libsvm_instances=59).fit(X, None)  # Y is not looked at
     assert str(refusal.value) == (
         "lift with method.solver=libsvm trains 6 SVMs per label by SMO, whose cost grows with "
         "the square of the training instances: 60 instances exceed "
@@ -288,8 +329,8 @@ def test_libsvm_path_refuses_large_training_sets_before_any_work(rng):
     )
     assert LIFT().max_libsvm_instances == 5000
     for params in (
-        {"max_libsvm_instances": None},
-        {"solver": "newton", "max_libsvm_instances": 59},
+        {"solver": "libsvm", "max_libsvm_instances": None},
+        {"max_libsvm_instances": 59},  # the default solver, newton, has no such cap
     ):
         LIFT(n_jobs=1, random_state=0, **params).fit(X, Y)
     with pytest.raises(PmlbenchError, match=r"^method\.max_libsvm_instances must be "):

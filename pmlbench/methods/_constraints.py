@@ -11,7 +11,7 @@ instances), is checked by :func:`check_neighbours` and :func:`check_folds` at th
 from __future__ import annotations
 
 from pmlbench.core.parameters import Constraint, Interval, Type
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import NotApplicable, PmlbenchError
 
 POSITIVE_INT: list[Constraint] = [Interval(int, 1, None)]
 NON_NEGATIVE: list[Constraint] = [Interval(float, 0, None)]
@@ -25,6 +25,12 @@ BLAS_THREADS: list[Constraint] = [None, Interval(int, 1, None)]
 N_JOBS: list[Constraint] = [None, Interval(int, None, -1), Interval(int, 1, None)]
 # the runner fills in the split's seed, drawn from [0, 2**32): NumPy's legacy seed range
 SEED: list[Constraint] = [None, Interval(int, 0, 2**32 - 1)]
+# caps on a method's cost: an integer >= 1, or None for no cap
+CAP: list[Constraint] = [None, Interval(int, 1, None)]
+# The order of the Gram matrix (features + bias) that PML-NI and PML-LRS solve against in each
+# ALM iteration. 2500 admits every bundled dataset but the three yeast GO sets (6,139 sparse
+# features), where one split took 30-124 times ML-kNN's time (docs/scaling.md).
+MAX_GRAM_ORDER = 2500
 
 
 def check_neighbours(
@@ -58,3 +64,19 @@ def check_folds(n_folds: int, n_instances: int, *, key: str = "method.n_folds") 
             f"{key} = {n_folds} folds requested but the training data has {n_instances} "
             f"instances; use {key} <= {n_instances}"
         )
+
+
+def check_gram_order(n_columns: int, max_order: int | None, max_iter: int, *, method: str) -> None:
+    """Refuse, before any work, a feature space whose Gram matrix is larger than ``max_order``.
+
+    ``n_columns`` is the order of the matrix the method solves against (features plus the
+    bias column); the refusal is :class:`~pmlbench.errors.NotApplicable`, which a sweep
+    records as n/a, and names ``method.max_order`` as the option that lifts it.
+    """
+    if max_order is None or n_columns <= max_order:
+        return
+    raise NotApplicable(
+        f"{method} solves against a {n_columns:,} x {n_columns:,} Gram matrix (features + "
+        f"bias) in each of up to {max_iter} iterations, over method.max_order={max_order} "
+        "(set for a budget of 10x ML-kNN's time); set method.max_order=null to run it anyway"
+    )

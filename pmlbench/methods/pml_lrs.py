@@ -26,7 +26,15 @@ from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import ValidatedParameters
-from pmlbench.methods._constraints import BLAS_THREADS, NON_NEGATIVE, POSITIVE_INT, REAL
+from pmlbench.methods._constraints import (
+    BLAS_THREADS,
+    CAP,
+    MAX_GRAM_ORDER,
+    NON_NEGATIVE,
+    POSITIVE_INT,
+    REAL,
+    check_gram_order,
+)
 from pmlbench.numerics.linalg import SymmetricSolver, gram, nuclear_norm, svt, with_bias
 
 # Below this many flops of a full SVD (rows x columns x min(rows, columns)) the SVT is always
@@ -197,6 +205,9 @@ class PMLLRS(ValidatedParameters, BaseEstimator):
             candidates. Below about 1 it lets a candidate label the model cannot fit move
             into E.
         max_iter: ALM iterations at most, an integer >= 1.
+        max_order: refuse (:class:`~pmlbench.errors.NotApplicable`, before any work) more
+            than this many features + 1, the order of the Gram matrix each W step solves
+            against; an integer >= 1 or None (no cap). See ``MAX_GRAM_ORDER``.
         threshold: a label is predicted when its score ``XW`` is at least this (any finite
             number).
         blas_threads: BLAS threads during fit and predict, an integer >= 1 (None: no limit).
@@ -208,6 +219,7 @@ class PMLLRS(ValidatedParameters, BaseEstimator):
         "lambda_y": NON_NEGATIVE,
         "lambda_e": NON_NEGATIVE,
         "max_iter": POSITIVE_INT,
+        "max_order": CAP,
         "threshold": REAL,
         "blas_threads": BLAS_THREADS,
     }
@@ -218,6 +230,7 @@ class PMLLRS(ValidatedParameters, BaseEstimator):
         lambda_y: float = 1.0,
         lambda_e: float = 0.5,
         max_iter: int = 500,
+        max_order: int | None = MAX_GRAM_ORDER,
         threshold: float = 0.5,
         blas_threads: int | None = 1,
     ):
@@ -225,12 +238,16 @@ class PMLLRS(ValidatedParameters, BaseEstimator):
         self.lambda_y = lambda_y
         self.lambda_e = lambda_e
         self.max_iter = max_iter
+        self.max_order = max_order
         self.threshold = threshold
         self.blas_threads = blas_threads
 
     def fit(self, X, Y) -> PMLLRS:
         """Solve the reconstructed objective on the candidate labels ``Y``."""
         self._validate_params()
+        check_gram_order(
+            getattr(X, "shape", (0, 0))[1] + 1, self.max_order, self.max_iter, method="PML-LRS"
+        )
         start = time.perf_counter()
         X = check_features(X)
         S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0]).astype(np.float64)

@@ -30,7 +30,14 @@ from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import ValidatedParameters
-from pmlbench.methods._constraints import BLAS_THREADS, NON_NEGATIVE, POSITIVE_INT
+from pmlbench.methods._constraints import (
+    BLAS_THREADS,
+    CAP,
+    MAX_GRAM_ORDER,
+    NON_NEGATIVE,
+    POSITIVE_INT,
+    check_gram_order,
+)
 from pmlbench.numerics.linalg import SymmetricSolver, gram, nuclear_norm, soft_threshold, svt
 
 
@@ -179,6 +186,9 @@ class PMLNI(ValidatedParameters, BaseEstimator):
         beta: β >= 0, trace-norm weight on U, the clean classifier (demo: 0.5).
         gamma: γ >= 0, ℓ1 weight on V, the feature-induced noise (demo: 0.5).
         max_iter: ALM iterations at most, an integer >= 1 (demo: 500).
+        max_order: refuse (:class:`~pmlbench.errors.NotApplicable`, before any work) more
+            than this many features + 1, the order of the Gram matrix each W step solves
+            against; an integer >= 1 or None (no cap). See ``MAX_GRAM_ORDER``.
         blas_threads: BLAS threads during fit and predict, an integer >= 1 (None: no limit).
             The solver's matrices are small, where multi-threaded BLAS on a busy machine is
             many times slower.
@@ -190,6 +200,7 @@ class PMLNI(ValidatedParameters, BaseEstimator):
         "beta": NON_NEGATIVE,
         "gamma": NON_NEGATIVE,
         "max_iter": POSITIVE_INT,
+        "max_order": CAP,
         "blas_threads": BLAS_THREADS,
     }
 
@@ -199,12 +210,14 @@ class PMLNI(ValidatedParameters, BaseEstimator):
         beta: float = 0.5,
         gamma: float = 0.5,
         max_iter: int = 500,
+        max_order: int | None = MAX_GRAM_ORDER,
         blas_threads: int | None = 1,
     ):
         self.lam = lam
         self.beta = beta
         self.gamma = gamma
         self.max_iter = max_iter
+        self.max_order = max_order
         self.blas_threads = blas_threads
 
     def _design(self, X) -> np.ndarray:
@@ -217,6 +230,9 @@ class PMLNI(ValidatedParameters, BaseEstimator):
     def fit(self, X, Y) -> PMLNI:
         """Solve the objective on the candidate labels, then fit the size predictor on them."""
         self._validate_params()
+        check_gram_order(
+            getattr(X, "shape", (0, 0))[1] + 1, self.max_order, self.max_iter, method="PML-NI"
+        )
         with threadpool_limits(self.blas_threads, user_api="blas"):
             return self._fit(X, Y)
 
