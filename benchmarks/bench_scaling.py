@@ -11,15 +11,16 @@ Two growth series (issue 13, item 3):
 
 Candidates come from the uniform noise model at rate 1.0 (seed 0), every method runs with
 its default hyper-parameters (LIFT without its ``max_label_instances`` cap, which would cut
-both curves short), no tuning and no cache; methods that refuse a size up front (PML-LD above
-its ``max_train``, PARTICLE-VLS above its label-pair cap) are listed as n/a there. Each (method, size) is one fit in a
-fresh subprocess, so runs do not share caches or memory: the fit's wall and CPU seconds
-(joblib worker processes included), the subprocess's peak resident memory (``ru_maxrss``)
-and its growth over the resident memory just before the fit (``fit MB``: what the fit itself
-holds at its peak; for LIFT, whose labels are fitted in joblib worker processes, the largest
-worker's peak is recorded too, ``worker_peak_mb``). ``plain_pml3er`` is the dense,
-deliberately plain transcription of PML3ER in ``benchmarks/bench_pml3er.py`` (dense X, dense
-n x n V), measured beside pmlbench's at every size.
+both curves short), no tuning and no cache; methods that refuse a size up front (PML-LD
+above its ``max_train``, PARTICLE-VLS above its label-pair cap) are listed as n/a there.
+Each (method, size) is one fit in a fresh subprocess, so runs do not share caches or memory:
+the fit's wall and CPU seconds (joblib worker processes included), the subprocess's peak
+resident memory (``ru_maxrss``) and its growth over the resident memory just before the fit
+(``fit MB``: what the fit itself holds at its peak; for LIFT, whose labels are fitted in
+joblib worker processes, the largest worker's peak is recorded too, ``worker_peak_mb``).
+``plain_pml3er`` is the dense, deliberately plain transcription of PML3ER in
+``benchmarks/bench_pml3er.py`` (dense X, dense n x n V), measured beside pmlbench's at every
+size.
 
 For each method and series the exponent b of ``time ≈ a·size^b`` (and of ``fit MB``) is the
 least-squares slope of log(value) on log(size) over the sizes where the method ran.
