@@ -175,3 +175,29 @@ def test_the_current_code_computes_the_archived_numbers(tmp_path):
             )
         compared.append(unit["method"]["name"])
     assert sorted(compared) == sorted(m.strip() for m in methods.split(","))
+
+
+# ------------------------------------------------------- what the report says on the terminal
+
+
+def test_declined_units_are_one_warning_per_method_and_dataset_not_one_per_unit(reproduced):
+    """200 declined units become 22 lines (method x dataset, with their levels and splits);
+    the splits the paired tests leave out because a method declined are not warned of again."""
+    from pmlbench.report.build import ReportOptions, build_report
+
+    options = ReportOptions(reference="pml3er", plots=False, html=False)
+    report = build_report([reproduced / "outputs" / "store"], options)
+    declined = [w for w in report.warnings if w.startswith("not applicable: ")]
+    declared = [c for _, c in archived_units() if c.get("status") == "not_applicable"]
+    cells = {(c["unit"]["method"]["name"], c["unit"]["dataset"]["name"]) for c in declared}
+    assert len(declined) == len(cells) == 22
+    counted = [re.search(r"\), (\d+) units? \(splits ", w) for w in declined]
+    assert sum(int(m.group(1)) for m in counted if m) == len(declared) == 200
+    assert any(
+        w.startswith(
+            "not applicable: lift on delicious (rate=0.5, rate=1, rate=2), 15 units "
+            "(splits 0, 1, 2, 3, 4): lift fits a clustering"
+        )
+        for w in declined
+    )
+    assert report.warnings == declined, "only the declined units call for a line here"

@@ -27,6 +27,7 @@ from pmlbench.report.across import (
 from pmlbench.report.prepare import Prepared, prepare
 from pmlbench.report.render import markdown_table, metric_name
 from pmlbench.report.sources import LoadedResults, load_results
+from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE, declined_cells, place_unfinished
 from pmlbench.stats.bayesian import DEFAULT_ROPE, DEFAULT_THRESHOLD
 from pmlbench.stats.multiple import CORRECTIONS
 from pmlbench.stats.paired import TESTS
@@ -119,12 +120,47 @@ class Report:
     bayes: bayes_tables.BayesianResults | None = None
 
 
-def _unmatched_warnings(comparisons: Comparisons) -> list[str]:
+def _unfinished_warnings(failures: pd.DataFrame, placed: pd.DataFrame) -> list[str]:
+    """One line per failed or timed-out unit. Units their method declined up front (not
+    applicable) are by design, not faults: one line per method, dataset and reason, with
+    its noise levels and splits (a suite declines hundreds; a line each would bury the
+    failures). Declined units that cannot be placed (no dataset or method) get a line each."""
+    lines = []
+    for row in failures.to_dict("records"):
+        status = row.get("status")
+        if status != STATUS_NOT_APPLICABLE:
+            label = status.replace("_", " ") if isinstance(status, str) and status else "failed"
+            lines.append(f"{label}: {row['unit']}: {row['error']} ({row['path']})")
+    declined = placed[placed["status"] == STATUS_NOT_APPLICABLE]
+    grouped = declined.dropna(subset=["dataset", "level", "method"])
+    for (method, dataset, reason), rows in grouped.groupby(
+        ["method", "dataset", "error"], sort=True
+    ):
+        levels = ", ".join(sorted(set(rows["level"])))
+        splits = ", ".join(str(int(s)) for s in sorted(set(rows["split"].dropna())))
+        units = f"{len(rows)} unit" + ("s" if len(rows) > 1 else "")
+        lines.append(
+            f"not applicable: {method} on {dataset} ({levels}), {units} (splits {splits}): {reason}"
+        )
+    for row in declined.drop(grouped.index).itertuples():
+        lines.append(f"not applicable: {row.unit}: {row.error} ({row.file})")
+    return lines
+
+
+def _unmatched_warnings(comparisons: Comparisons, declined: set[tuple[str, str, str]]) -> list[str]:
+    """Splits left out of the paired tests, except where the reason is that one of the two
+    methods declined the dataset (listed once as not applicable instead)."""
+
+    def declined_by_either(baseline: str, dataset: str, level: str) -> bool:
+        return any((m, dataset, level) in declined for m in (baseline, comparisons.reference))
+
     lines = []
     unmatched = comparisons.unmatched
     for (baseline, dataset, level, only), rows in unmatched.groupby(
         ["baseline", "dataset", "level", "only_in"], sort=False
     ):
+        if declined_by_either(baseline, dataset, level):
+            continue
         pairs = sorted(set(zip(rows["seed"], rows["split"], strict=True)))
         shown = ", ".join(f"seed {s} split {p}" for s, p in pairs[:6])
         more = f" and {len(pairs) - 6} more" if len(pairs) > 6 else ""
@@ -138,6 +174,8 @@ def _unmatched_warnings(comparisons: Comparisons) -> list[str]:
     for (baseline, dataset, level), rows in untested.groupby(
         ["baseline", "dataset", "level"], sort=False
     ):
+        if declined_by_either(baseline, dataset, level):
+            continue
         lines.append(
             f"{comparisons.reference} vs {baseline} on {dataset} ({level}): fewer than "
             f"2 matched splits for {len(rows)} metrics; not tested and not counted in "
@@ -156,6 +194,7 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         loaded.records, metrics=options.metrics, reference=options.reference, where=options.where
     )
     notes, warnings = list(prepared.notes), []
+    placed = place_unfinished(prepared, loaded.failures, options.where)
     if options.plots and not plots.have_matplotlib():
         warnings.append(plots.MISSING_MATPLOTLIB)
     comparisons = wtl = wilcoxon = None
@@ -173,16 +212,13 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
             baselines=prepared.methods[1:],
         )
         wtl = win_tie_loss(comparisons.comparisons, prepared.metrics)
-        warnings += _unmatched_warnings(comparisons)
+        warnings += _unmatched_warnings(comparisons, declined_cells(placed))
         wilcoxon = wilcoxon_tests(prepared, reference, options.alpha, options.correction)
     bayes = None
     if options.bayesian and reference is not None:
         bayes = bayes_tables.bayesian_results(prepared, reference, options.rope, DEFAULT_THRESHOLD)
     ranks = rank_tests(prepared, options.alpha, reference, notes)
-    for row in loaded.failures.itertuples(index=False):
-        status = getattr(row, "status", None)
-        label = status.replace("_", " ") if isinstance(status, str) and status else "failed"
-        warnings.append(f"{label}: {row.unit}: {row.error} ({row.path})")
+    warnings += _unfinished_warnings(loaded.failures, placed)
     for run_dir in loaded.incomplete:
         warnings.append(f"incomplete run (no results.csv): {run_dir}")
     return Report(
