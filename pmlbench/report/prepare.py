@@ -10,6 +10,7 @@ direction per metric, and no conflicting duplicates.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -124,7 +125,7 @@ def noise_levels(
     level_params = {}
     for key in dict.fromkeys(keys):
         params = parse_prefixed(dict(zip(columns, key[1:], strict=True)), NOISE_PREFIX)
-        level_params[key] = {k: v for k, v in params.items() if not _missing(v)}
+        level_params[key] = {k: v for k, v in params.items() if not is_missing(v)}
     varying: dict[str, set[str]] = {}
     for name in {key[0] for key in level_params}:
         seen = [p for k, p in level_params.items() if k[0] == name]
@@ -149,7 +150,8 @@ def noise_levels(
     return level, values, order, noise_of
 
 
-def _missing(value) -> bool:
+def is_missing(value: Any) -> bool:
+    """Whether a cell holds no value (None or NaN; a list-like value is never missing)."""
     if value is None:
         return True
     try:

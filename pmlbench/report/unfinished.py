@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from pmlbench.protocol.experiment import NATURAL_NOISE
-from pmlbench.report.prepare import Prepared, format_value
+from pmlbench.report.prepare import Prepared, format_value, is_missing
 from pmlbench.runner.format import NOISE_PREFIX, PARAM_PREFIX, columns_with_prefix
 
 STATUS_NOT_APPLICABLE = "not_applicable"
@@ -21,17 +21,8 @@ def _params_key(row: dict[str, Any], prefix: str) -> tuple[tuple[str, str], ...]
     return tuple(
         (column, format_value(row[column]))
         for column in sorted(columns_with_prefix(row, prefix))
-        if not _missing(row[column])
+        if not is_missing(row[column])
     )
-
-
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):  # list-like values are never missing
-        return False
 
 
 def _where_keeps(row: dict[str, Any], where: dict[str, str]) -> bool:
@@ -75,8 +66,8 @@ def place_unfinished(
     for row in failures.to_dict("records"):
         if not _where_keeps(row, where):
             continue
-        dataset = None if _missing(row.get("dataset")) else str(row["dataset"])
-        method = None if _missing(row.get("method")) else str(row["method"])
+        dataset = None if is_missing(row.get("dataset")) else str(row["dataset"])
+        method = None if is_missing(row.get("method")) else str(row["method"])
         level = label = None
         if dataset is not None and method is not None:
             noise = str(row.get("noise"))
@@ -99,7 +90,7 @@ def place_unfinished(
                 "dataset": dataset,
                 "level": level,
                 "method": label,
-                "split": None if _missing(split) else int(split),
+                "split": None if is_missing(split) else int(split),
                 "status": str(row.get("status") or "failed"),
                 "error": str(row.get("error", "")),
                 "unit": str(row.get("unit", "")),
