@@ -520,10 +520,18 @@ def cd_figures(
 def print_report(report: Report, console: Console | None = None) -> None:
     """Table 2, Table 3 and the summary in the terminal (rich)."""
     console = console or Console()
-    for table in table2.to_rich(report.prepared, report.table2, report.options.digits):
+    placed = place_unfinished(report.prepared, report.loaded.failures, report.options.where)
+    for table in table2.to_rich(
+        report.prepared,
+        report.table2,
+        report.options.digits,
+        width=console.width,
+        declined=frozenset(declined_cells(placed)),
+    ):
         console.print(table)
     if report.comparisons is not None:
-        console.print(wtl_table.to_rich(report.wtl, report.comparisons))
+        for table in wtl_table.to_rich(report.wtl, report.comparisons, width=console.width):
+            console.print(table)
     if report.bayes is not None:
         console.print(bayes_tables.wtl_rich(report.bayes))
     console.print(summary_markdown(report), highlight=False, markup=False, soft_wrap=True)

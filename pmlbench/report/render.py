@@ -1,4 +1,5 @@
-"""Small text renderers shared by the report's tables: Markdown pipes and LaTeX booktabs."""
+"""Small text renderers shared by the report's tables: Markdown pipes, LaTeX booktabs, and
+the splitting of a terminal table too wide for its console."""
 
 from __future__ import annotations
 
@@ -90,3 +91,29 @@ def latex_tabular(
         lines += [" & ".join(row) + r" \\" for row in rows]
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
+
+
+def column_groups(fixed: Sequence[int], columns: Sequence[int], width: int | None) -> list[range]:
+    """Split a terminal table's columns into consecutive groups that each fit ``width``.
+
+    Args:
+        fixed: the text widths of the columns repeated in every group (e.g. dataset, noise).
+        columns: the text widths of the other columns, in order.
+        width: the console's width in characters; None: one group.
+
+    Returns:
+        Ranges of indices into ``columns``, each non-empty; a column wider than ``width``
+        on its own still gets a group. A column takes its text plus three characters (a
+        space either side and a rule), the table one more.
+    """
+    if width is None or not columns:
+        return [range(len(columns))]
+    used = 1 + sum(w + 3 for w in fixed)
+    groups, start, total = [], 0, used
+    for i, w in enumerate(columns):
+        if i > start and total + w + 3 > width:
+            groups.append(range(start, i))
+            start, total = i, used
+        total += w + 3
+    groups.append(range(start, len(columns)))
+    return groups

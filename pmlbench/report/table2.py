@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from rich.table import Table
+from rich.text import Text
 
 from pmlbench.report.prepare import Prepared
 from pmlbench.report.render import (
     arrow,
+    column_groups,
     latex_escape,
     latex_tabular,
     markdown_table,
@@ -22,6 +24,8 @@ from pmlbench.report.render import (
 
 SUMMARY_COLUMNS = ["metric", "dataset", "level", "method", "mean", "std", "n", "best"]
 MISSING = "–"
+NOT_APPLICABLE = "n/a"
+HEADER = ("dataset", "noise")
 
 
 def summarise(prepared: Prepared, digits: int = 3) -> pd.DataFrame:
@@ -112,22 +116,47 @@ def to_latex(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> str:
     )
 
 
-def to_rich(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> list[Table]:
+def to_rich(
+    prepared: Prepared,
+    summary: pd.DataFrame,
+    digits: int = 3,
+    width: int | None = None,
+    declined: frozenset[tuple[str, str, str]] = frozenset(),
+) -> list[Table]:
+    """One terminal table per metric; where the methods do not fit ``width`` characters the
+    table is split into several, each repeating the dataset and noise columns.
+
+    ``declined`` holds (method, dataset, level) of cells whose method declined the dataset
+    up front: shown as ``n/a`` rather than as missing."""
+
     def fmt(mean, std, best):
         text = f"{mean} ± {std}"
         return f"[bold green]{text}[/]" if best else text
 
+    methods = prepared.methods
     tables = []
     for metric, rows in _rows(prepared, summary, digits, fmt):
-        table = Table(
-            title=f"{metric_name(metric)} {arrow(prepared.directions[metric])}",
-            title_justify="left",
-        )
-        table.add_column("dataset")
-        table.add_column("noise")
-        for method in prepared.methods:
-            table.add_column(method, justify="right")
         for row in rows:
-            table.add_row(*row)
-        tables.append(table)
+            for j, method in enumerate(methods, start=2):
+                if row[j] == MISSING and (method, row[0], row[1]) in declined:
+                    row[j] = NOT_APPLICABLE
+        texts = [[Text.from_markup(c).plain for c in row] for row in rows]
+        fixed = [max([len(h), *(len(r[i]) for r in texts)]) for i, h in enumerate(HEADER)]
+        widths = [
+            max([len(m), *(len(r[j]) for r in texts)]) for j, m in enumerate(methods, start=2)
+        ]
+        groups = column_groups(fixed, widths, width)
+        for number, group in enumerate(groups, start=1):
+            title = f"{metric_name(metric)} {arrow(prepared.directions[metric])}"
+            if len(groups) > 1:
+                shown = f"{methods[group[0]]} ... {methods[group[-1]]}"
+                title += f" ({number} of {len(groups)}: {shown})"
+            table = Table(title=title, title_justify="left")
+            table.add_column(HEADER[0], no_wrap=True)
+            table.add_column(HEADER[1], no_wrap=True)
+            for j in group:
+                table.add_column(methods[j], justify="right", no_wrap=True)
+            for row in rows:
+                table.add_row(row[0], row[1], *(row[j + 2] for j in group))
+            tables.append(table)
     return tables

@@ -13,6 +13,7 @@ from rich.table import Table
 from pmlbench.report.prepare import Prepared
 from pmlbench.report.render import (
     arrow,
+    column_groups,
     latex_escape,
     latex_tabular,
     markdown_escape,
@@ -203,18 +204,25 @@ def to_latex(wtl: pd.DataFrame, comparisons: Comparisons) -> str:
     )
 
 
-def to_rich(wtl: pd.DataFrame, comparisons: Comparisons) -> Table:
+def to_rich(wtl: pd.DataFrame, comparisons: Comparisons, width: int | None = None) -> list[Table]:
+    """The win/tie/loss grid for the terminal, split into several tables (each repeating the
+    metric column) where the baselines do not fit ``width`` characters."""
     baselines, metrics, cells = _grid(wtl)
-    table = Table(
-        title=f"win/tie/loss of {comparisons.reference} ({describe_test(comparisons)})",
-        title_justify="left",
-    )
-    table.add_column("metric")
-    for baseline in baselines:
-        table.add_column(baseline, justify="right")
-    for metric in metrics:
-        style = "bold" if metric == "total" else None
-        table.add_row(
-            _label(metric), *[cells.get((b, metric), "–") for b in baselines], style=style
-        )
-    return table
+    labels = [_label(m) for m in metrics]
+    widths = [max([len(b), *(len(cells.get((b, m), "–")) for m in metrics)]) for b in baselines]
+    groups = column_groups([max(len("metric"), *map(len, labels))], widths, width)
+    tables = []
+    for number, group in enumerate(groups, start=1):
+        title = f"win/tie/loss of {comparisons.reference} ({describe_test(comparisons)})"
+        if len(groups) > 1:
+            title += f" ({number} of {len(groups)})"
+        table = Table(title=title, title_justify="left")
+        table.add_column("metric", no_wrap=True)
+        for j in group:
+            table.add_column(baselines[j], justify="right", no_wrap=True)
+        for metric, label in zip(metrics, labels, strict=True):
+            style = "bold" if metric == "total" else None
+            values = [cells.get((baselines[j], metric), "–") for j in group]
+            table.add_row(label, *values, style=style)
+        tables.append(table)
+    return tables
