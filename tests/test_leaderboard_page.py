@@ -201,3 +201,27 @@ def test_declined_units_are_one_warning_per_method_and_dataset_not_one_per_unit(
         for w in declined
     )
     assert report.warnings == declined, "only the declined units call for a line here"
+
+
+def test_table2_files_mark_declined_cells_n_a_and_nothing_else_missing(reproduced):
+    """The report written beside the page (report/table2.md, table2.tex) shows n/a exactly in
+    the cells whose method declined the dataset, as the page does; no cell is "–"."""
+    declared = {
+        (c["unit"]["method"]["name"], _case_of(c["unit"]))
+        for _, c in archived_units()
+        if c.get("status") == "not_applicable"
+    }
+    text = (reproduced / "report" / "table2.md").read_text(encoding="utf-8")
+    shown, header = set(), []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if line.startswith("| dataset |"):
+            header = cells
+        elif line.startswith("| ") and header and not line.startswith("| :"):
+            assert "–" not in cells
+            dataset, level = cells[0], cells[1]
+            case = dataset if level == "natural" else f"{dataset}_rate{float(level[5:])}"
+            shown |= {(m, case) for m, c in zip(header[2:], cells[2:], strict=True) if c == "n/a"}
+    assert shown == declared and len(declared) == 40
+    latex = (reproduced / "report" / "table2.tex").read_text(encoding="utf-8")
+    assert latex.count(" n/a ") + latex.count(" n/a\\\\") == 40 * 7

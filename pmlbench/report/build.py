@@ -118,6 +118,8 @@ class Report:
     notes: list[str]
     warnings: list[str]
     bayes: bayes_tables.BayesianResults | None = None
+    # (method, dataset, level) of the cells whose method declined the dataset up front
+    declined: frozenset[tuple[str, str, str]] = frozenset()
 
 
 def _unfinished_warnings(failures: pd.DataFrame, placed: pd.DataFrame) -> list[str]:
@@ -147,7 +149,9 @@ def _unfinished_warnings(failures: pd.DataFrame, placed: pd.DataFrame) -> list[s
     return lines
 
 
-def _unmatched_warnings(comparisons: Comparisons, declined: set[tuple[str, str, str]]) -> list[str]:
+def _unmatched_warnings(
+    comparisons: Comparisons, declined: frozenset[tuple[str, str, str]]
+) -> list[str]:
     """Splits left out of the paired tests, except where the reason is that one of the two
     methods declined the dataset (listed once as not applicable instead)."""
 
@@ -195,6 +199,7 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
     )
     notes, warnings = list(prepared.notes), []
     placed = place_unfinished(prepared, loaded.failures, options.where)
+    declined = frozenset(declined_cells(placed))
     if options.plots and not plots.have_matplotlib():
         warnings.append(plots.MISSING_MATPLOTLIB)
     comparisons = wtl = wilcoxon = None
@@ -212,7 +217,7 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
             baselines=prepared.methods[1:],
         )
         wtl = win_tie_loss(comparisons.comparisons, prepared.metrics)
-        warnings += _unmatched_warnings(comparisons, declined_cells(placed))
+        warnings += _unmatched_warnings(comparisons, declined)
         wilcoxon = wilcoxon_tests(prepared, reference, options.alpha, options.correction)
     bayes = None
     if options.bayesian and reference is not None:
@@ -233,6 +238,7 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         notes,
         warnings,
         bayes,
+        declined,
     )
 
 
@@ -386,8 +392,10 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     p, digits = report.prepared, report.options.digits
     written = [
-        _write_text(table2.to_markdown(p, report.table2, digits), out / "table2.md"),
-        _write_text(table2.to_latex(p, report.table2, digits), out / "table2.tex"),
+        _write_text(
+            table2.to_markdown(p, report.table2, digits, report.declined), out / "table2.md"
+        ),
+        _write_text(table2.to_latex(p, report.table2, digits, report.declined), out / "table2.tex"),
         _write_csv(report.table2, out / "table2.csv"),
     ]
     if report.comparisons is not None:
@@ -520,13 +528,12 @@ def cd_figures(
 def print_report(report: Report, console: Console | None = None) -> None:
     """Table 2, Table 3 and the summary in the terminal (rich)."""
     console = console or Console()
-    placed = place_unfinished(report.prepared, report.loaded.failures, report.options.where)
     for table in table2.to_rich(
         report.prepared,
         report.table2,
         report.options.digits,
         width=console.width,
-        declined=frozenset(declined_cells(placed)),
+        declined=report.declined,
     ):
         console.print(table)
     if report.comparisons is not None:

@@ -26,6 +26,7 @@ SUMMARY_COLUMNS = ["metric", "dataset", "level", "method", "mean", "std", "n", "
 MISSING = "–"
 NOT_APPLICABLE = "n/a"
 HEADER = ("dataset", "noise")
+LEGEND = "n/a: the method declined this dataset up front; –: no result"
 
 
 def summarise(prepared: Prepared, digits: int = 3) -> pd.DataFrame:
@@ -63,7 +64,15 @@ def _cells(summary: pd.DataFrame, digits: int):
     return cells
 
 
-def _rows(prepared: Prepared, summary: pd.DataFrame, digits: int, fmt):
+def _rows(
+    prepared: Prepared,
+    summary: pd.DataFrame,
+    digits: int,
+    fmt,
+    declined: frozenset[tuple[str, str, str]] = frozenset(),
+):
+    """Per metric, the rows [dataset, level, cell per method]; a cell without results is
+    ``n/a`` where its method declined the dataset up front, ``–`` otherwise."""
     cells = _cells(summary, digits)
     for metric in prepared.metrics:
         rows = []
@@ -75,20 +84,34 @@ def _rows(prepared: Prepared, summary: pd.DataFrame, digits: int, fmt):
                 [
                     dataset,
                     level,
-                    *[fmt(*found[m]) if m in found else MISSING for m in prepared.methods],
+                    *[
+                        fmt(*found[m])
+                        if m in found
+                        else NOT_APPLICABLE
+                        if (m, dataset, level) in declined
+                        else MISSING
+                        for m in prepared.methods
+                    ],
                 ]
             )
         yield metric, rows
 
 
-def to_markdown(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> str:
+def to_markdown(
+    prepared: Prepared,
+    summary: pd.DataFrame,
+    digits: int = 3,
+    declined: frozenset[tuple[str, str, str]] = frozenset(),
+) -> str:
     def fmt(mean, std, best):
         text = f"{mean} ± {std}"
         return f"**{text}**" if best else text
 
     parts = ["# Table 2: mean ± std over splits (best per row in bold)\n"]
+    if declined:
+        parts.append(f"\n{LEGEND}.\n")
     header = ["dataset", "noise", *prepared.methods]
-    for metric, rows in _rows(prepared, summary, digits, fmt):
+    for metric, rows in _rows(prepared, summary, digits, fmt, declined):
         direction = "higher is better" if prepared.directions[metric] else "lower is better"
         parts.append(
             f"\n## {metric_name(metric)} {arrow(prepared.directions[metric])} ({direction})\n\n"
@@ -97,13 +120,18 @@ def to_markdown(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> s
     return "".join(parts)
 
 
-def to_latex(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> str:
+def to_latex(
+    prepared: Prepared,
+    summary: pd.DataFrame,
+    digits: int = 3,
+    declined: frozenset[tuple[str, str, str]] = frozenset(),
+) -> str:
     def fmt(mean, std, best):
         text = f"{mean}$\\pm${std}" if std != MISSING else mean
         return rf"\textbf{{{text}}}" if best else text
 
     blocks = []
-    for metric, rows in _rows(prepared, summary, digits, fmt):
+    for metric, rows in _rows(prepared, summary, digits, fmt, declined):
         up = r"$\uparrow$" if prepared.directions[metric] else r"$\downarrow$"
         escaped = [[latex_escape(r[0]), latex_escape(r[1]), *r[2:]] for r in rows]
         blocks.append((rf"\textit{{{latex_escape(metric_name(metric))}}} {up}", escaped))
@@ -111,7 +139,8 @@ def to_latex(prepared: Prepared, summary: pd.DataFrame, digits: int = 3) -> str:
         ["dataset", "noise", *prepared.methods],
         blocks,
         "ll" + "c" * len(prepared.methods),
-        caption="Mean $\\pm$ std over splits; best per row in bold.",
+        caption="Mean $\\pm$ std over splits; best per row in bold."
+        + (f" {latex_escape(LEGEND)}." if declined else ""),
         label="tab:results",
     )
 
@@ -135,11 +164,7 @@ def to_rich(
 
     methods = prepared.methods
     tables = []
-    for metric, rows in _rows(prepared, summary, digits, fmt):
-        for row in rows:
-            for j, method in enumerate(methods, start=2):
-                if row[j] == MISSING and (method, row[0], row[1]) in declined:
-                    row[j] = NOT_APPLICABLE
+    for metric, rows in _rows(prepared, summary, digits, fmt, declined):
         texts = [[Text.from_markup(c).plain for c in row] for row in rows]
         fixed = [max([len(h), *(len(r[i]) for r in texts)]) for i, h in enumerate(HEADER)]
         widths = [
