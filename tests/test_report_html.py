@@ -486,6 +486,46 @@ def test_page_with_natural_candidates_and_uniform_noise(browser, tmp_path):
     assert "natural" in {k[2] for k in shown}
 
 
+def test_declined_cells_show_n_a_and_missing_ones_a_dash(browser, tmp_path):
+    """particle_vls declines medical (990 label pairs over method.max_label_pairs=500) and
+    runs on genbase (351 pairs): its medical cells read n/a, with the legend saying so."""
+    store = tmp_path / "store"
+    common = ["noise.rate=1.0", "dataset=genbase,medical"]
+    real_sweep(tmp_path, ["method=mlknn", *common], store, "mlknn")
+    real_sweep(
+        tmp_path, ["method=particle_vls", "method.max_label_pairs=500", *common], store, "vls"
+    )
+    out = tmp_path / "report"
+    assert cli_main(["report", str(store), "--out", str(out), "--no-plots", "--quiet"]) == 0
+    open_page(browser, out / "report.html")
+    assert console_errors(browser) == []
+    assert table2_on_page(browser) == table2_expected(out)  # every finished cell as in the CSV
+    cells = js(
+        browser,
+        """
+        const out = [];
+        for (const block of document.querySelectorAll('#table2 .block')) {
+          const table = block.querySelector('table');
+          const heads = [...table.tHead.rows[0].cells].map(c => c.innerText.trim());
+          for (const row of table.tBodies[0].rows) {
+            const c = [...row.cells];
+            for (let i = 2; i < c.length; i++) {
+              if (!c[i].querySelector('.v')) {
+                out.push([c[0].innerText.trim(), heads[i].replace(/[▲▼]/g, ''),
+                          c[i].innerText.trim()]);
+              }
+            }
+          }
+        }
+        return out;
+        """,
+    )
+    n_metrics = pd.read_csv(out / "table2.csv")["metric"].nunique()
+    assert sorted(map(tuple, cells)) == [("medical", "particle_vls", "n/a")] * n_metrics
+    legend = js(browser, "return document.querySelector('#table2 .legend').innerText")
+    assert "n/a: the method declined this dataset up front" in legend
+
+
 # ---------------------------------------------------------------------------- no browser
 
 

@@ -198,6 +198,11 @@ def page_data(report: Report, command: Sequence[str] | None = None) -> dict[str,
         "levels": levels,
         "blocks": [[datasets.index(d), levels.index(level)] for d, level in p.blocks],
         "t2": _table2_cells(report, metrics, methods, blocks),
+        "na": sorted(
+            [blocks[(dataset, level)], methods[method]]
+            for method, dataset, level in report.declined
+            if method in methods and (dataset, level) in blocks
+        ),
         "cmp": [],
         "wtl": None,
         "eff": None,

@@ -7,6 +7,7 @@
   var S = { metric: "", dataset: "", level: "", method: "", status: "", view: "mean", sort: {} };
   var ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   var DASH = '<span class="dash">–</span>';
+  var NA = '<span class="dash na" title="the method declined this dataset up front">n/a</span>';
 
   function esc(value) {
     return String(value).replace(/[&<>"']/g, function (c) { return ESC[c]; });
@@ -84,6 +85,7 @@
   /* ---- Table 2: per metric, PML datasets by method ---- */
   var T2 = [];      // per metric: list of {b, cells: [cell or undefined per method]}
   var OUTCOME = {}; // "m,b,k" -> 1 (reference significantly better), -1 (worse), 0 (tie)
+  var DECLINED = {}; // "b,k" -> true: method k declined block b up front (n/a)
 
   function indexTable2() {
     var byMetric = D.metrics.map(function () { return {}; });
@@ -97,6 +99,7 @@
         .map(function (b) { return rows[b]; });
     });
     D.cmp.forEach(function (c) { OUTCOME[c[1] + "," + c[2] + "," + c[0]] = c[3]; });
+    (D.na || []).forEach(function (c) { DECLINED[c[0] + "," + c[1]] = true; });
   }
 
   function marker(m, b, k) {
@@ -134,7 +137,7 @@
           },
           html: function (r) {
             var c = r.cells[k];
-            if (!c) { return td(DASH, "num cell"); }
+            if (!c) { return td(DECLINED[r.b + "," + k] ? NA : DASH, "num cell"); }
             var best = rankView ? c.rank === minRank(r) : c.best;
             var text = rankView ? fmtRank(c.rank) : c.mean + " ± " + c.std;
             var v = '<span class="v">' + (best ? "<b>" + text + "</b>" : text) + "</span>";
@@ -169,6 +172,9 @@
       legend.push(' <span class="mk w">•</span> ', esc(D.reference),
         ' significantly better than that method on that row, <span class="mk l">◦</span> significantly worse (',
         esc(D.wtl ? D.wtl.test : ""), ").");
+    }
+    if ((D.na || []).length) {
+      legend.push(" n/a: the method declined this dataset up front (units that did not finish, below); –: no result.");
     }
     legend.push("</p>");
     $("table2").innerHTML = shown ? parts.join("") + legend.join("")
