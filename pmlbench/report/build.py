@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,12 @@ from pmlbench.report.across import (
 from pmlbench.report.prepare import Prepared, prepare
 from pmlbench.report.render import markdown_table, metric_name
 from pmlbench.report.sources import LoadedResults, load_results
-from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE, declined_cells, place_unfinished
+from pmlbench.report.unfinished import (
+    STATUS_NOT_APPLICABLE,
+    declined_cells,
+    empty_unfinished,
+    place_unfinished,
+)
 from pmlbench.stats.bayesian import DEFAULT_ROPE, DEFAULT_THRESHOLD
 from pmlbench.stats.multiple import CORRECTIONS
 from pmlbench.stats.paired import TESTS
@@ -118,8 +124,13 @@ class Report:
     notes: list[str]
     warnings: list[str]
     bayes: bayes_tables.BayesianResults | None = None
-    # (method, dataset, level) of the cells whose method declined the dataset up front
-    declined: frozenset[tuple[str, str, str]] = frozenset()
+    # the units without results, placed in the tables' cells (report/unfinished.py)
+    unfinished: pd.DataFrame = field(default_factory=empty_unfinished)
+
+    @cached_property
+    def declined(self) -> frozenset[tuple[str, str, str]]:
+        """(method, dataset, level) of the cells whose method declined the dataset up front."""
+        return declined_cells(self.unfinished)
 
 
 def _unfinished_warnings(failures: pd.DataFrame, placed: pd.DataFrame) -> list[str]:
@@ -199,7 +210,6 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
     )
     notes, warnings = list(prepared.notes), []
     placed = place_unfinished(prepared, loaded.failures, options.where)
-    declined = frozenset(declined_cells(placed))
     if options.plots and not plots.have_matplotlib():
         warnings.append(plots.MISSING_MATPLOTLIB)
     comparisons = wtl = wilcoxon = None
@@ -217,7 +227,7 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
             baselines=prepared.methods[1:],
         )
         wtl = win_tie_loss(comparisons.comparisons, prepared.metrics)
-        warnings += _unmatched_warnings(comparisons, declined)
+        warnings += _unmatched_warnings(comparisons, declined_cells(placed))
         wilcoxon = wilcoxon_tests(prepared, reference, options.alpha, options.correction)
     bayes = None
     if options.bayesian and reference is not None:
@@ -238,7 +248,7 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         notes,
         warnings,
         bayes,
-        declined,
+        placed,
     )
 
 

@@ -29,7 +29,7 @@ from pmlbench.core.atomic import atomic_write_text
 from pmlbench.report import html, plots, table2, wtl_table
 from pmlbench.report.build import Report, cd_figures
 from pmlbench.report.render import arrow, markdown_escape, markdown_table, metric_name
-from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE, place_unfinished
+from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE
 
 NOT_APPLICABLE = table2.NOT_APPLICABLE
 NO_RESULT = table2.MISSING
@@ -55,7 +55,7 @@ def command_text(command: Sequence[str]) -> str:
 def unfinished_units(report: Report) -> pd.DataFrame:
     """Every unit without results that the report's loader found, placed in the table's cells
     (:func:`pmlbench.report.unfinished.place_unfinished`)."""
-    return place_unfinished(report.prepared, report.loaded.failures, report.options.where)
+    return report.unfinished
 
 
 def _axes(report: Report, unfinished: pd.DataFrame) -> tuple[list[tuple[str, str]], list[str]]:
@@ -78,7 +78,6 @@ def _means_table(
     metric: str,
     blocks: list[tuple[str, str]],
     methods: list[str],
-    not_applicable: set[tuple[str, str, str]],
 ) -> str:
     cells = table2._cells(report.table2, report.options.digits)
     rows = []
@@ -90,7 +89,7 @@ def _means_table(
                 mean, std, best = found[method]
                 text = f"{mean} ± {std}"
                 row.append(f"**{text}**" if best else text)
-            elif (dataset, level, method) in not_applicable:
+            elif (method, dataset, level) in report.declined:
                 row.append(NOT_APPLICABLE)
             else:
                 row.append(NO_RESULT)
@@ -324,15 +323,6 @@ def leaderboard_markdown(
     p = report.prepared
     unfinished = unfinished_units(report)
     blocks, methods = _axes(report, unfinished)
-    not_applicable = set(
-        zip(
-            *(
-                unfinished.loc[unfinished["status"] == STATUS_NOT_APPLICABLE, c]
-                for c in ("dataset", "level", "method")
-            ),
-            strict=True,
-        )
-    )
     parts = [
         "# PML benchmark leaderboard\n\n",
         GENERATED_NOTE + "\n\n",
@@ -345,7 +335,7 @@ def leaderboard_markdown(
         direction = "higher is better" if higher else "lower is better"
         parts += [
             f"\n## {metric_name(metric)} {arrow(higher)} ({direction})\n\n",
-            _means_table(report, metric, blocks, methods, not_applicable),
+            _means_table(report, metric, blocks, methods),
             "\n",
             _ranks_text(report, metric, figures.get(metric)),
         ]

@@ -100,12 +100,23 @@ def place_unfinished(
     return pd.DataFrame(rows, columns=UNFINISHED_COLUMNS)
 
 
-def declined_cells(placed: pd.DataFrame) -> set[tuple[str, str, str]]:
+def empty_unfinished() -> pd.DataFrame:
+    """No units without results, in :func:`place_unfinished`'s columns."""
+    return pd.DataFrame(columns=UNFINISHED_COLUMNS)
+
+
+def declined_cells(placed: pd.DataFrame) -> frozenset[tuple[str, str, str]]:
     """(method, dataset, level) of every placed unit its method declined (not applicable)."""
     declined = placed[placed["status"] == STATUS_NOT_APPLICABLE].dropna(
         subset=["dataset", "level", "method"]
     )
-    return set(zip(declined["method"], declined["dataset"], declined["level"], strict=True))
+    return frozenset(zip(declined["method"], declined["dataset"], declined["level"], strict=True))
 
 
-__all__ = ["STATUS_NOT_APPLICABLE", "UNFINISHED_COLUMNS", "declined_cells", "place_unfinished"]
+__all__ = [
+    "STATUS_NOT_APPLICABLE",
+    "UNFINISHED_COLUMNS",
+    "declined_cells",
+    "empty_unfinished",
+    "place_unfinished",
+]
