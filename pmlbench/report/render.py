@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.table import Table
+from rich.text import Text
+
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -117,3 +120,42 @@ def column_groups(fixed: Sequence[int], columns: Sequence[int], width: int | Non
         total += w + 3
     groups.append(range(start, len(columns)))
     return groups
+
+
+def split_rich_table(
+    title: str,
+    fixed: Sequence[str],
+    columns: Sequence[str],
+    rows: Sequence[tuple[Sequence[str], Sequence[str], str | None]],
+    width: int | None,
+) -> list[Table]:
+    """A terminal table as one or more tables that each fit ``width`` characters.
+
+    Args:
+        title: the table's title; a part of a split table adds "(i of n: first ... last)".
+        fixed: headers of the left-aligned columns every part repeats (row labels).
+        columns: headers of the right-aligned columns shared out among the parts.
+        rows: per row its ``fixed`` cells, its ``columns`` cells and a row style (or None);
+            cells are rich markup.
+        width: the console's width; None: one table.
+    """
+
+    def widest(header: str, cells: list[str]) -> int:
+        return max([len(header), *(Text.from_markup(c).cell_len for c in cells)])
+
+    fixed_widths = [widest(h, [r[0][i] for r in rows]) for i, h in enumerate(fixed)]
+    widths = [widest(h, [r[1][j] for r in rows]) for j, h in enumerate(columns)]
+    groups = column_groups(fixed_widths, widths, width)
+    tables = []
+    for number, group in enumerate(groups, start=1):
+        shown = " ... ".join(dict.fromkeys([columns[group[0]], columns[group[-1]]]))
+        part = f" ({number} of {len(groups)}: {shown})"
+        table = Table(title=title + (part if len(groups) > 1 else ""), title_justify="left")
+        for header in fixed:
+            table.add_column(header, no_wrap=True)
+        for j in group:
+            table.add_column(columns[j], justify="right", no_wrap=True)
+        for labels, cells, style in rows:
+            table.add_row(*labels, *(cells[j] for j in group), style=style)
+        tables.append(table)
+    return tables

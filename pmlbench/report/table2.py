@@ -10,16 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from rich.table import Table
-from rich.text import Text
 
 from pmlbench.report.prepare import Prepared
 from pmlbench.report.render import (
     arrow,
-    column_groups,
     latex_escape,
     latex_tabular,
     markdown_table,
     metric_name,
+    split_rich_table,
 )
 
 SUMMARY_COLUMNS = ["metric", "dataset", "level", "method", "mean", "std", "n", "best"]
@@ -110,7 +109,7 @@ def to_markdown(
     parts = ["# Table 2: mean ± std over splits (best per row in bold)\n"]
     if declined:
         parts.append(f"\n{LEGEND}.\n")
-    header = ["dataset", "noise", *prepared.methods]
+    header = [*HEADER, *prepared.methods]
     for metric, rows in _rows(prepared, summary, digits, fmt, declined):
         direction = "higher is better" if prepared.directions[metric] else "lower is better"
         parts.append(
@@ -136,7 +135,7 @@ def to_latex(
         escaped = [[latex_escape(r[0]), latex_escape(r[1]), *r[2:]] for r in rows]
         blocks.append((rf"\textit{{{latex_escape(metric_name(metric))}}} {up}", escaped))
     return latex_tabular(
-        ["dataset", "noise", *prepared.methods],
+        [*HEADER, *prepared.methods],
         blocks,
         "ll" + "c" * len(prepared.methods),
         caption="Mean $\\pm$ std over splits; best per row in bold."
@@ -162,26 +161,13 @@ def to_rich(
         text = f"{mean} ± {std}"
         return f"[bold green]{text}[/]" if best else text
 
-    methods = prepared.methods
     tables = []
     for metric, rows in _rows(prepared, summary, digits, fmt, declined):
-        texts = [[Text.from_markup(c).plain for c in row] for row in rows]
-        fixed = [max([len(h), *(len(r[i]) for r in texts)]) for i, h in enumerate(HEADER)]
-        widths = [
-            max([len(m), *(len(r[j]) for r in texts)]) for j, m in enumerate(methods, start=2)
-        ]
-        groups = column_groups(fixed, widths, width)
-        for number, group in enumerate(groups, start=1):
-            title = f"{metric_name(metric)} {arrow(prepared.directions[metric])}"
-            if len(groups) > 1:
-                shown = f"{methods[group[0]]} ... {methods[group[-1]]}"
-                title += f" ({number} of {len(groups)}: {shown})"
-            table = Table(title=title, title_justify="left")
-            table.add_column(HEADER[0], no_wrap=True)
-            table.add_column(HEADER[1], no_wrap=True)
-            for j in group:
-                table.add_column(methods[j], justify="right", no_wrap=True)
-            for row in rows:
-                table.add_row(row[0], row[1], *(row[j + 2] for j in group))
-            tables.append(table)
+        tables += split_rich_table(
+            f"{metric_name(metric)} {arrow(prepared.directions[metric])}",
+            HEADER,
+            prepared.methods,
+            [(row[:2], row[2:], None) for row in rows],
+            width,
+        )
     return tables

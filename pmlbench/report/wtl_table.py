@@ -13,12 +13,12 @@ from rich.table import Table
 from pmlbench.report.prepare import Prepared
 from pmlbench.report.render import (
     arrow,
-    column_groups,
     latex_escape,
     latex_tabular,
     markdown_escape,
     markdown_table,
     metric_name,
+    split_rich_table,
 )
 from pmlbench.stats.paired import TEST_NAMES
 from pmlbench.stats.wtl import Comparisons
@@ -208,21 +208,13 @@ def to_rich(wtl: pd.DataFrame, comparisons: Comparisons, width: int | None = Non
     """The win/tie/loss grid for the terminal, split into several tables (each repeating the
     metric column) where the baselines do not fit ``width`` characters."""
     baselines, metrics, cells = _grid(wtl)
-    labels = [_label(m) for m in metrics]
-    widths = [max([len(b), *(len(cells.get((b, m), "–")) for m in metrics)]) for b in baselines]
-    groups = column_groups([max(len("metric"), *map(len, labels))], widths, width)
-    tables = []
-    for number, group in enumerate(groups, start=1):
-        title = f"win/tie/loss of {comparisons.reference} ({describe_test(comparisons)})"
-        if len(groups) > 1:
-            title += f" ({number} of {len(groups)})"
-        table = Table(title=title, title_justify="left")
-        table.add_column("metric", no_wrap=True)
-        for j in group:
-            table.add_column(baselines[j], justify="right", no_wrap=True)
-        for metric, label in zip(metrics, labels, strict=True):
-            style = "bold" if metric == "total" else None
-            values = [cells.get((baselines[j], metric), "–") for j in group]
-            table.add_row(label, *values, style=style)
-        tables.append(table)
-    return tables
+    rows = [
+        (
+            [_label(metric)],
+            [cells.get((b, metric), "–") for b in baselines],
+            "bold" if metric == "total" else None,
+        )
+        for metric in metrics
+    ]
+    title = f"win/tie/loss of {comparisons.reference} ({describe_test(comparisons)})"
+    return split_rich_table(title, ["metric"], baselines, rows, width)
