@@ -27,6 +27,7 @@ from pmlbench.report.render import (
     markdown_escape,
     markdown_table,
     metric_name,
+    split_rich_table,
 )
 from pmlbench.report.wtl_table import in_report_order
 from pmlbench.stats.bayesian import bayesian_comparisons, bayesian_win_tie_loss
@@ -144,22 +145,23 @@ def wtl_latex(bayes: BayesianResults) -> str:
     )
 
 
-def wtl_rich(bayes: BayesianResults) -> Table:
+def wtl_rich(bayes: BayesianResults, width: int | None = None) -> list[Table]:
+    """The Bayesian win/tie/loss/undecided grid for the terminal, split into several tables
+    where the baselines do not fit ``width`` characters."""
     baselines, metrics, cells = _grid(bayes.wtl)
-    table = Table(
-        title=f"Bayesian win/tie/loss/undecided of {bayes.reference} (ROPE ±{bayes.rope:g}, "
-        f"P >= {bayes.threshold:g})",
-        title_justify="left",
-    )
-    table.add_column("metric")
-    for baseline in baselines:
-        table.add_column(baseline, justify="right")
-    for metric in metrics:
-        style = "bold" if metric == "total" else None
-        table.add_row(
-            _label(metric), *[cells.get((b, metric), MISSING) for b in baselines], style=style
+    rows = [
+        (
+            [_label(metric)],
+            [cells.get((b, metric), MISSING) for b in baselines],
+            "bold" if metric == "total" else None,
         )
-    return table
+        for metric in metrics
+    ]
+    title = (
+        f"Bayesian win/tie/loss/undecided of {bayes.reference} (ROPE ±{bayes.rope:g}, "
+        f"P >= {bayes.threshold:g})"
+    )
+    return split_rich_table(title, ["metric"], baselines, rows, width)
 
 
 # ---------------------------------------------------------------------------- probabilities

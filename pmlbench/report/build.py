@@ -550,5 +550,6 @@ def print_report(report: Report, console: Console | None = None) -> None:
         for table in wtl_table.to_rich(report.wtl, report.comparisons, width=console.width):
             console.print(table)
     if report.bayes is not None:
-        console.print(bayes_tables.wtl_rich(report.bayes))
+        for table in bayes_tables.wtl_rich(report.bayes, width=console.width):
+            console.print(table)
     console.print(summary_markdown(report), highlight=False, markup=False, soft_wrap=True)
