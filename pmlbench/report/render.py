@@ -126,7 +126,7 @@ def split_rich_table(
     title: str,
     fixed: Sequence[str],
     columns: Sequence[str],
-    rows: Sequence[tuple[Sequence[str], Sequence[str], str | None]],
+    rows: Sequence[tuple[Sequence[str | Text], Sequence[str | Text], str | None]],
     width: int | None,
 ) -> list[Table]:
     """A terminal table as one or more tables that each fit ``width`` characters.
@@ -135,13 +135,17 @@ def split_rich_table(
         title: the table's title; a part of a split table adds "(i of n: first ... last)".
         fixed: headers of the left-aligned columns every part repeats (row labels).
         columns: headers of the right-aligned columns shared out among the parts.
-        rows: per row its ``fixed`` cells, its ``columns`` cells and a row style (or None);
-            cells are rich markup.
+        rows: per row its ``fixed`` cells, its ``columns`` cells and a row style (or None).
+            A ``str`` is printed as written (labels such as ``mlknn[k=5]`` are not console
+            markup); a styled cell is a :class:`rich.text.Text`.
         width: the console's width; None: one table.
     """
 
-    def widest(header: str, cells: list[str]) -> int:
-        return max([len(header), *(Text.from_markup(c).cell_len for c in cells)])
+    def text(value: str | Text) -> Text:
+        return value if isinstance(value, Text) else Text(value)
+
+    def widest(header: str, cells: list[str | Text]) -> int:
+        return max([len(header), *(text(c).cell_len for c in cells)])
 
     fixed_widths = [widest(h, [r[0][i] for r in rows]) for i, h in enumerate(fixed)]
     widths = [widest(h, [r[1][j] for r in rows]) for j, h in enumerate(columns)]
@@ -150,12 +154,12 @@ def split_rich_table(
     for number, group in enumerate(groups, start=1):
         shown = " ... ".join(dict.fromkeys([columns[group[0]], columns[group[-1]]]))
         part = f" ({number} of {len(groups)}: {shown})"
-        table = Table(title=title + (part if len(groups) > 1 else ""), title_justify="left")
+        table = Table(title=text(title + (part if len(groups) > 1 else "")), title_justify="left")
         for header in fixed:
-            table.add_column(header, no_wrap=True)
+            table.add_column(text(header), no_wrap=True)
         for j in group:
-            table.add_column(columns[j], justify="right", no_wrap=True)
+            table.add_column(text(columns[j]), justify="right", no_wrap=True)
         for labels, cells, style in rows:
-            table.add_row(*labels, *(cells[j] for j in group), style=style)
+            table.add_row(*map(text, labels), *(text(cells[j]) for j in group), style=style)
         tables.append(table)
     return tables

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from rich.table import Table
+from rich.text import Text
 
 from pmlbench.report.prepare import Prepared
 from pmlbench.report.render import (
@@ -159,7 +160,7 @@ def to_rich(
 
     def fmt(mean, std, best):
         text = f"{mean} ± {std}"
-        return f"[bold green]{text}[/]" if best else text
+        return Text(text, style="bold green") if best else text
 
     tables = []
     for metric, rows in _rows(prepared, summary, digits, fmt, declined):
