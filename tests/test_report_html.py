@@ -180,9 +180,10 @@ def js(driver, script: str, *args):
     return driver.execute_script(script, *args)
 
 
-def table2_on_page(driver) -> dict[tuple[str, str, str, str], tuple[str, bool]]:
-    """(metric, dataset, level, method) -> (cell text, bold) from every Table 2 on the page."""
-    cells = js(
+def table2_cells_on_page(driver) -> list[list]:
+    """[metric, dataset, level, method, value text (None when the cell has no value), bold,
+    the cell's whole text] for every cell of every Table 2 on the page."""
+    return js(
         driver,
         """
         const out = [];
@@ -195,14 +196,22 @@ def table2_on_page(driver) -> dict[tuple[str, str, str, str], tuple[str, bool]]:
               const v = c[i].querySelector('.v');
               out.push([block.dataset.metric, c[0].innerText.trim(), c[1].innerText.trim(),
                         heads[i].replace(/[▲▼]/g, ''), v ? v.innerText.trim() : null,
-                        !!c[i].querySelector('.v b')]);
+                        !!c[i].querySelector('.v b'), c[i].innerText.trim()]);
             }
           }
         }
         return out;
         """,
     )
-    return {(m, d, lv, k): (text, bold) for m, d, lv, k, text, bold in cells if text is not None}
+
+
+def table2_on_page(driver) -> dict[tuple[str, str, str, str], tuple[str, bool]]:
+    """(metric, dataset, level, method) -> (cell text, bold) from every Table 2 on the page."""
+    return {
+        (m, d, lv, k): (text, bold)
+        for m, d, lv, k, text, bold, _ in table2_cells_on_page(driver)
+        if text is not None
+    }
 
 
 def table2_expected(report: Path) -> dict[tuple[str, str, str, str], tuple[str, bool]]:
@@ -500,28 +509,13 @@ def test_declined_cells_show_n_a_and_missing_ones_a_dash(browser, tmp_path):
     open_page(browser, out / "report.html")
     assert console_errors(browser) == []
     assert table2_on_page(browser) == table2_expected(out)  # every finished cell as in the CSV
-    cells = js(
-        browser,
-        """
-        const out = [];
-        for (const block of document.querySelectorAll('#table2 .block')) {
-          const table = block.querySelector('table');
-          const heads = [...table.tHead.rows[0].cells].map(c => c.innerText.trim());
-          for (const row of table.tBodies[0].rows) {
-            const c = [...row.cells];
-            for (let i = 2; i < c.length; i++) {
-              if (!c[i].querySelector('.v')) {
-                out.push([c[0].innerText.trim(), heads[i].replace(/[▲▼]/g, ''),
-                          c[i].innerText.trim()]);
-              }
-            }
-          }
-        }
-        return out;
-        """,
-    )
+    cells = [
+        (dataset, method, whole)
+        for _, dataset, _, method, text, _, whole in table2_cells_on_page(browser)
+        if text is None
+    ]
     n_metrics = pd.read_csv(out / "table2.csv")["metric"].nunique()
-    assert sorted(map(tuple, cells)) == [("medical", "particle_vls", "n/a")] * n_metrics
+    assert sorted(cells) == [("medical", "particle_vls", "n/a")] * n_metrics
     legend = js(browser, "return document.querySelector('#table2 .legend').innerText")
     assert "n/a: the method declined this dataset up front" in legend
 
