@@ -25,6 +25,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+from pmlbench.core.atomic import atomic_write
 from pmlbench.errors import PmlbenchError
 from pmlbench.runner.format import (
     RUN_RECORD_FILE,
@@ -83,10 +84,7 @@ def pack(store: Path, archive: Path) -> tuple[int, int]:
             info = tarfile.TarInfo(f"{MEMBER_DIR}/{path.name}")
             info.size, info.mode, info.mtime = len(data), 0o644, 0
             tar.addfile(info, io.BytesIO(data))
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    partial = archive.with_name(f".{archive.name}.partial")
-    partial.write_bytes(buffer.getvalue())
-    partial.replace(archive)
+    atomic_write(archive, lambda tmp: tmp.write_bytes(buffer.getvalue()))
     return len(files), without_command
 
 
