@@ -27,6 +27,7 @@ from pmlbench.runner.format import (
     STORE_TIMEOUT_SUFFIX,
     from_json,
 )
+from tests.test_leaderboard import _tables
 from tests.test_suite import SUITE_FILE, suite_cases, suite_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,13 +212,12 @@ def test_table2_files_mark_declined_cells_n_a_and_nothing_else_missing(reproduce
         for _, c in archived_units()
         if c.get("status") == "not_applicable"
     }
-    text = (reproduced / "report" / "table2.md").read_text(encoding="utf-8")
-    shown, header = set(), []
-    for line in text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        if line.startswith("| dataset |"):
-            header = cells
-        elif line.startswith("| ") and header and not line.startswith("| :"):
+    tables = _tables((reproduced / "report" / "table2.md").read_text(encoding="utf-8"))
+    assert len(tables) == 7
+    shown = set()
+    for header, *rows in tables:
+        assert header[:2] == ["dataset", "noise"]
+        for cells in rows:
             assert "–" not in cells
             dataset, level = cells[0], cells[1]
             case = dataset if level == "natural" else f"{dataset}_rate{float(level[5:])}"
