@@ -85,6 +85,12 @@ def _centroid_scores(X, Y, Xt):
     return -((Xt[:, None, :] - centroids[None]) ** 2).sum(axis=2)
 
 
+def _exchange(workdir: Path) -> Path:
+    """The one directory the adapter exchanged its files in under ``workdir``."""
+    (folder,) = workdir.glob("exchange-*")
+    return folder
+
+
 def _method(program: Path, mode: str, **kwargs) -> ExternalCommand:
     command = f"{{python}} {program} {mode} {{train}} {{test}} {{out}}"
     return ExternalCommand(command=command, **kwargs)
@@ -105,8 +111,8 @@ def test_scores_and_labels_come_back_from_the_program(program, data, file_format
     np.testing.assert_allclose(scores, _centroid_scores(X, Y, Xt), rtol=1e-12)
     labels = model.predict(Xt)
     np.testing.assert_array_equal(labels, scores >= np.median(scores, axis=1, keepdims=True))
-    assert (tmp_path / f"out.{file_format}.calls").read_text() == "x"  # one run, cached
-    info = (tmp_path / f"out.{file_format}.info.json").read_text()
+    assert (_exchange(tmp_path) / f"out.{file_format}.calls").read_text() == "x"  # one run, cached
+    info = (_exchange(tmp_path) / f"out.{file_format}.info.json").read_text()
     assert '"seed": 42.0' in info and '"param_lam": 0.5' in info
     assert model.diagnostics_["external_seconds"] > 0
 
@@ -119,7 +125,7 @@ def test_sparse_features_stay_sparse_in_mat_files(program, data, tmp_path):
     np.testing.assert_allclose(
         model.decision_function(sp.csr_matrix(Xt)), _centroid_scores(X, Y, Xt), rtol=1e-12
     )
-    assert '"sparse": true' in (tmp_path / "out.mat.info.json").read_text()
+    assert '"sparse": true' in (_exchange(tmp_path) / "out.mat.info.json").read_text()
 
 
 def test_matlab_habits_are_understood(program, data):
@@ -144,7 +150,7 @@ def test_params_fill_placeholders(program, data, tmp_path):
     ExternalCommand(command, params={"lam": 3}, workdir=str(tmp_path)).fit(X, Y).decision_function(
         Xt
     )
-    assert '"argv": ["--lam=3"]' in (tmp_path / "out.npz.info.json").read_text()
+    assert '"argv": ["--lam=3"]' in (_exchange(tmp_path) / "out.npz.info.json").read_text()
 
 
 @pytest.mark.parametrize(
@@ -326,6 +332,6 @@ def test_no_shell_runs_the_command(data, tmp_path):
     )
     command = f"{{python}} {script} {{out}} '$HOME' '*' ';' 'echo' '>' x '|' y"
     ExternalCommand(command, workdir=str(tmp_path)).fit(X, Y).decision_function(Xt)
-    argv = (tmp_path / "out.npz.argv.json").read_text()
+    argv = (_exchange(tmp_path) / "out.npz.argv.json").read_text()
     assert argv.endswith('"$HOME", "*", ";", "echo", ">", "x", "|", "y"]')
     assert not (tmp_path / "x").exists()

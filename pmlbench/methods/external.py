@@ -148,7 +148,9 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
         threshold: predicted labels are ``scores >= threshold`` when the program writes none.
         params: hyper-parameters handed to the program (``param_<name>`` in the train file and
             ``{name}`` in the command); the placeholder names above are reserved.
-        workdir: keep the exchange files in this directory (default: a temporary one).
+        workdir: the program's working directory (``{workdir}``); the exchange files of each
+            call are kept in a fresh subdirectory ``exchange-*`` of it, so that parallel
+            jobs never read each other's files (default: a temporary directory for both).
         random_state: the split's seed, an integer in [0, 2**32), written to the train file
             as ``seed`` (-1 when None).
 
@@ -212,14 +214,16 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
         self.diagnostics_: dict[str, Any] = {}
         return self
 
-    def _values(self, spec: ExternalSpec, folder: Path) -> dict[str, Any]:
+    def _values(
+        self, spec: ExternalSpec, folder: Path, workdir: Path | None = None
+    ) -> dict[str, Any]:
         suffix = f".{spec.file_format}"
         return {
             **spec.params,
             "train": str(folder / f"train{suffix}"),
             "test": str(folder / f"test{suffix}"),
             "out": str(folder / f"out{suffix}"),
-            "workdir": str(folder),
+            "workdir": str(folder if workdir is None else workdir),
             "python": sys.executable,
         }
 
@@ -230,9 +234,14 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1], self._cache[2]
         with tempfile.TemporaryDirectory(prefix="pmlbench-external-") as tmp:
-            folder = Path(spec.workdir) if spec.workdir else Path(tmp)
-            folder.mkdir(parents=True, exist_ok=True)
-            values = self._values(spec, folder)
+            folder = cwd = Path(tmp)
+            if spec.workdir:
+                # parallel jobs share a workdir: each call exchanges its files in a fresh
+                # directory of its own there (kept for debugging), never under shared names
+                cwd = Path(spec.workdir)
+                cwd.mkdir(parents=True, exist_ok=True)
+                folder = Path(tempfile.mkdtemp(prefix="exchange-", dir=cwd))
+            values = self._values(spec, folder, cwd)
             argv = render_command(spec.command, values)
             random_state = getattr(self, "random_state", None)
             seed = -1 if random_state is None else int(random_state)
@@ -245,7 +254,7 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
             write_arrays(Path(values["test"]), {"X": X}, spec.file_format)
             out = Path(values["out"])
             out.unlink(missing_ok=True)
-            seconds = _execute(argv, folder, spec.timeout)
+            seconds = _execute(argv, cwd, spec.timeout)
             scores, labels = self._read_output(
                 out, spec, (X.shape[0], self.Y_train_.shape[1]), argv[0]
             )
