@@ -66,7 +66,7 @@ class Method(Protocol):
 
     Optional hooks, read when present (their types: :class:`MethodHooks`):
     ``default_bipartition``, ``default_tuning_grid``, ``parameter_constraints`` (class
-    attributes) and ``diagnostics_`` (set by ``fit``).
+    attributes), ``diagnostics_`` and ``disambiguation_scores_`` (set by ``fit``).
     """
 
     def fit(self, X: Features, Y: LabelMatrix) -> Any:
@@ -103,12 +103,19 @@ class MethodHooks(Protocol):
             work (``{"k": [Interval(int, 1, None)]}``); see :class:`ValidatedParameters`.
         diagnostics_: set by ``fit``; a dict of JSON-serialisable values (iterations,
             convergence, stage timings) copied into each split's record in ``run.json``.
+        disambiguation_scores_: set by ``fit``; an n_train x labels float array, the
+            method's confidence that each candidate label of each training instance is
+            true (higher = more likely true; only candidates are read). The protocol scores
+            it against the training part's clean labels as ``disambiguation_auc`` and
+            ``disambiguation_precision`` (:mod:`pmlbench.stats.disambiguation`), columns of
+            results.csv shown in their own table and never ranked with the test metrics.
     """
 
     default_bipartition: ClassVar[Mapping[str, Any]]
     default_tuning_grid: ClassVar[Mapping[str, Sequence[Any]]]
     parameter_constraints: ClassVar[Mapping[str, Sequence[Constraint]]]
     diagnostics_: dict[str, Any]
+    disambiguation_scores_: np.ndarray
 
 
 @runtime_checkable

@@ -33,6 +33,7 @@ from pmlbench.protocol.bipartition import make_bipartition
 from pmlbench.protocol.settings import tune_options
 from pmlbench.protocol.splits import SplitPlan, plan_splits
 from pmlbench.protocol.tuning import scoring_metric, tuning_grid
+from pmlbench.stats.disambiguation import disambiguation_measures
 
 NATURAL_NOISE = "natural"
 
@@ -96,6 +97,8 @@ class SplitResult:
     tuning: dict[str, Any] = field(default_factory=dict)
     bipartition_fitted: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    # training-side measures (disambiguation_auc, ...): never ranked with the test metrics
+    training_measures: dict[str, float] = field(default_factory=dict)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
 
 
@@ -199,6 +202,12 @@ def run_split(
         name: metric(Y_test, Y_pred, scores, **options) for name, metric in plugins.metrics.items()
     }
     diagnostics = getattr(estimator, "diagnostics_", None)
+    confidences = getattr(estimator, "disambiguation_scores_", None)
+    training_measures = (
+        {}
+        if confidences is None
+        else disambiguation_measures(confidences, Y_cand, dataset.Y[plan.train_idx])
+    )
     return SplitResult(
         index=plan.index,
         values=values,
@@ -213,6 +222,7 @@ def run_split(
         tuning=tuning,
         bipartition_fitted=dict(bipartition.fitted),
         diagnostics=dict(diagnostics) if isinstance(diagnostics, dict) else {},
+        training_measures=training_measures,
         arrays={
             "train_idx": plan.train_idx,
             "test_idx": plan.test_idx,

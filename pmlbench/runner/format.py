@@ -23,7 +23,9 @@ unit stopped at ``unit_timeout``).
 Columns of results.csv: dataset, noise, ``noise_<p>`` per scalar noise parameter (none for
 natural candidate labels), method, ``param_<p>`` per scalar method parameter, seed, split,
 metric, value, higher_is_better, convention, bipartition, tuned, oracle, n_train, n_test,
-n_degenerate, fit_seconds, predict_seconds. :func:`prefixed_columns` builds the prefixed
+n_degenerate, fit_seconds, predict_seconds, and the split's training-side measures
+(``disambiguation_auc``, ``disambiguation_precision``) for methods that expose
+``disambiguation_scores_``. :func:`prefixed_columns` builds the prefixed
 columns from a plugin's config node; :func:`parameter_name` and :func:`parse_prefixed` read
 them back.
 
@@ -274,6 +276,8 @@ def tidy_records(result: ExperimentResult) -> pd.DataFrame:
                     "n_degenerate": split.n_degenerate,
                     "fit_seconds": split.fit_seconds,
                     "predict_seconds": split.predict_seconds,
+                    # training-side measures of the split (disambiguation_auc, ...)
+                    **split.training_measures,
                 }
             )
     return pd.DataFrame(rows)
