@@ -261,6 +261,8 @@ class PML3ER(LinearScores, ValidatedParameters, BaseEstimator):
             "gram_cached": system.gram_cached,
             "w_form": "dual" if system.dual else "primal",
         }
+        # the enriched labels (Eq. 6) as confidences per training candidate (pmlbench.plugin)
+        self.disambiguation_scores_ = np.asarray(as_dense(Yhat), dtype=np.float64)
         return self
 
     def _stage2(self, X, Y: np.ndarray, Yhat: np.ndarray, x_key: str):
