@@ -95,6 +95,8 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
             "stage1_seconds": stage1,
             "mlknn_seconds": time.perf_counter() - start - stage1,
         }
+        # the credible labels (0/1) as confidences per training candidate (pmlbench.plugin)
+        self.disambiguation_scores_ = credible.astype(np.float64)
         return self
 
     def _check_data(self, n: int) -> None:

@@ -133,6 +133,8 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
             "virtual_models": n_virtual,
             "svm_not_converged": self.models_.n_not_converged,
         }
+        # the credible labels (0/1) as confidences per training candidate (pmlbench.plugin)
+        self.disambiguation_scores_ = credible.astype(np.float64)
         return self
 
     def _check_label_pairs(self, n_labels: int) -> None:

@@ -290,6 +290,8 @@ class PMLLD(ValidatedParameters, BaseEstimator):
             **{f"{k}_seconds": round(v, 3) for k, v in times.items()},
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
+        # the recovered label distributions as confidences per training candidate
+        self.disambiguation_scores_ = self.label_distributions_
 
     def raw_scores(self, X) -> np.ndarray:
         """The regressor's outputs ``K(X, X_train) β + b`` (n x l), before the softmax."""
