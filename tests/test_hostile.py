@@ -8,7 +8,9 @@ import textwrap
 import threading
 
 import numpy as np
+import pytest
 
+from pmlbench.errors import PmlbenchError
 from pmlbench.methods.external import ExternalCommand
 
 # An external program that sleeps (so that parallel calls overlap) and then scores every
@@ -51,3 +53,42 @@ def test_parallel_calls_sharing_a_workdir_exchange_their_own_files(tmp_path):
     for lam, scores in found.items():
         np.testing.assert_array_equal(scores, np.full((6, 3), lam))
     assert len(list(workdir.glob("exchange-*"))) == 2  # kept for debugging, one per call
+
+
+def test_scripts_named_inside_a_shell_command_are_in_the_key(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from pmlbench.runner.units import input_files
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "myprog.py").write_text("a")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "run.m").write_text("b")
+    command = (
+        "sh -c 'cd {workdir} && octave-cli run.m {train} {test} {out};python myprog.py {out}|cat'"
+    )
+    spec = SimpleNamespace(
+        dataset={"name": "genbase"},
+        noise={"name": "uniform"},
+        method={"name": "external", "command": command, "workdir": str(tmp_path / "work")},
+    )
+    files = input_files(spec)["method.command"]
+    assert sorted(files) == ["myprog.py", "run.m"]
+    (tmp_path / "myprog.py").write_text("edited")
+    assert input_files(spec)["method.command"]["myprog.py"] != files["myprog.py"]
+
+
+@pytest.mark.parametrize(
+    ("script", "problem"),
+    [
+        ("cd sub && python prog.py {train} {test} {out}", "changes directory (cd sub)"),
+        ("python $HOME/prog.py {train} {test} {out}", "builds words at run time"),
+        ("python `cat which` {train} {test} {out}", "builds words at run time"),
+    ],
+)
+def test_a_shell_script_the_key_cannot_follow_is_refused(script, problem):
+    X, Y, _ = _small_data()
+    with pytest.raises(PmlbenchError) as error:
+        ExternalCommand(f"sh -c '{script}'").fit(X, Y)
+    assert problem in str(error.value) and "\n" not in str(error.value)
+    ExternalCommand("sh -c 'cd {workdir} && python prog.py {train} {test} {out}'").fit(X, Y)

@@ -81,6 +81,51 @@ def render_command(command: str, values: dict[str, Any]) -> list[str]:
         raise PmlbenchError(f"method.command {command!r} cannot be parsed ({exc})") from None
 
 
+SHELLS = ("sh", "bash", "dash", "zsh", "ksh")
+
+
+def check_shell_script(command: str) -> None:
+    """Refuse a shell script (``sh -c '...'``) whose files the result key cannot follow.
+
+    A unit's key covers the files named by the words of ``method.command``, of a shell
+    script inside it too, looked up in the working directory and in ``method.workdir``
+    (pmlbench.runner.units). Behind a ``cd`` to another directory, or a word built by
+    the shell at run time (``$VAR``, ``$(...)``, backquotes), a file edit would reuse stale
+    numbers, so such a script is refused up front.
+
+    Raises:
+        PmlbenchError: (one line) naming the construct and the fix.
+    """
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return  # render_command reports it
+    if not argv or Path(argv[0]).name not in SHELLS or "-c" not in argv[1:-1]:
+        return
+    script = argv[argv.index("-c", 1) + 1]
+    problem = None
+    if any(c in script for c in "$`"):
+        problem = "builds words at run time ($VAR, $(...) or backquotes)"
+    else:
+        try:
+            lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+            lexer.whitespace_split, lexer.commenters = True, ""
+            words = list(lexer)
+        except ValueError:
+            words = []
+        for word, target in zip(words, [*words[1:], ""]):
+            if word in ("cd", "pushd") and target != "{workdir}":
+                problem = f"changes directory ({word} {target})"
+                break
+    if problem is not None:
+        raise PmlbenchError(
+            f"method.command runs a shell script that {problem}, so the files it names "
+            "cannot be covered by the result key and an edit of them would reuse stale "
+            "results; name the files by their paths (relative to the working directory or "
+            "method.workdir, where 'cd {workdir}' is fine) or call the program directly"
+        )
+
+
 def write_arrays(path: Path, arrays: dict[str, Any], file_format: str) -> None:
     """Write named arrays as .npz (dense) or .mat (MATLAB v5; sparse matrices stay sparse)."""
     if file_format == "npz":
@@ -206,6 +251,7 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
         # a subclass builds the spec from parameters of its own: check what the program gets
         validate_parameters(dataclasses.asdict(spec), ExternalCommand.parameter_constraints)
         render_command(spec.command, self._values(spec, Path(".")))  # fail before any split work
+        check_shell_script(spec.command)
         self.X_train_ = check_features(X)
         self.Y_train_ = check_label_matrix(
             Y, what="candidate labels", n_rows=self.X_train_.shape[0]

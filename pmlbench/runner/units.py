@@ -14,10 +14,16 @@ are run, see pmlbench.protocol.splits), nor are output options such as ``save_pr
 
 The description also holds what else determines a unit's numbers (pmlbench.core.fingerprint):
 
-- ``code.plugins``: a digest of every file of each distribution providing the unit's
-  dataset, noise model, method and metrics (all modules and package data, bundled datasets
-  included);
-- ``code.pmlbench``: a digest of pmlbench's own source (``pmlbench/**/*.py``);
+- ``code.pmlbench``: a digest of the pmlbench code the unit can run (:func:`code_roots`):
+  the static import closure (module- and function-level imports, the packages an import
+  runs, their package data) of the modules of its dataset, noise model, method and metrics
+  (those it lists, the tuning score and the bipartition objective), of every pmlbench
+  module a third-party plugin's distribution imports, and of :data:`COMPUTE_ROOTS` (the
+  protocol and the runner modules that turn a split into stored numbers). An edit of
+  LIFT's module leaves ML-kNN's units valid; an edit of ML-kNN's module, of a module it
+  imports or of the protocol gives ML-kNN's units new keys;
+- ``code.plugins``: a digest of every file of each third-party distribution providing the
+  unit's plugins (all modules and package data);
 - ``code.libraries``: the major.minor versions of numpy, scipy and scikit-learn;
 - ``files``: the content of every file a dataset, noise or method config string names
   (``dataset.path``, ``dataset.xml``, a script in ``method.command``: the string itself, or
@@ -27,8 +33,10 @@ The description also holds what else determines a unit's numbers (pmlbench.core.
 Anything else (a file an external script reads by itself, environment variables, BLAS)
 is not covered: use ``recompute=true``. docs/sweeps.md has the table.
 
-Schema history: 1 fingerprinted the plugins' entry-point modules only; 2 (this version)
-covers the whole distributions, pmlbench's source, library versions and named files.
+Schema history: 1 fingerprinted the plugins' entry-point modules only; 2 covered the whole
+distributions, all of pmlbench's source (but the report and the command line), library
+versions and named files; 3 (this version) covers, of pmlbench, only the import closure of
+the unit's plugins and of the protocol.
 """
 
 from __future__ import annotations
@@ -42,17 +50,27 @@ from pathlib import Path
 from typing import Any
 
 from pmlbench.core.fingerprint import (
+    PACKAGE_NAME,
     distribution_digest,
+    distribution_imports,
     file_digest,
     library_versions,
-    pmlbench_source_digest,
+    modules_digest,
+    pmlbench_tree,
 )
 from pmlbench.errors import PmlbenchError
 from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import ExperimentSpec
 from pmlbench.protocol.settings import bipartition_key, tune_key
 
-SCHEMA = 2
+SCHEMA = 3
+# Besides its plugins, what computes every unit's numbers: every module of these packages
+# (the protocol: splits, noise, fitting with tuning, bipartition, metrics) and these modules
+# (the runner's rows of a stored unit, format.tidy_records, and the child process a unit
+# runs in under unit_timeout), with all they import. The rest of the runner decides which
+# units to run and copies their results into the store, never changing a number.
+COMPUTE_PACKAGES = ("pmlbench.protocol",)
+COMPUTE_MODULES = ("pmlbench.runner.format", "pmlbench.runner.timeout")
 # ExperimentSpec fields that say how many units to run or what to write, not what a unit is.
 NOT_UNIT_FIELDS = frozenset({"n_splits", "save_predictions"})
 # the plugin config nodes whose strings may name files
@@ -82,12 +100,22 @@ def _canonical(value: Any) -> Any:
     )
 
 
-def _plugin_infos(spec: ExperimentSpec) -> list[registry.PluginInfo]:
-    """The registrations of the unit's dataset, noise model, method and metrics."""
+def _plugin_names(spec: ExperimentSpec) -> list[tuple[str, str]]:
+    """(kind, name) of every plugin a unit runs: its dataset, noise model, method and
+    metrics, the tuning score (with a tuning grid) and the bipartition objective (for a rule
+    that reads it)."""
     wanted = [(kind, getattr(spec, kind)["name"]) for kind in ("dataset", "noise", "method")]
-    wanted += [("metric", name) for name in spec.metrics or []]
+    metrics = list(spec.metrics or [])
+    metrics.append(tune_key(dict(spec.tune or {})).get("scoring"))
+    metrics.append(bipartition_key(dict(spec.bipartition or {})).get("objective"))
+    wanted += [("metric", name) for name in dict.fromkeys(metrics) if isinstance(name, str)]
+    return wanted
+
+
+def _plugin_infos(spec: ExperimentSpec) -> list[registry.PluginInfo]:
+    """The registrations of the plugins a unit runs (:func:`_plugin_names`)."""
     infos = []
-    for kind, name in wanted:
+    for kind, name in _plugin_names(spec):
         try:
             infos.append(registry.get(kind, name))
         except PmlbenchError:
@@ -99,37 +127,70 @@ def _entry_module(info: registry.PluginInfo) -> str:
     return str(info.entry_point.value).partition(":")[0].strip()
 
 
-def _distribution_digests(infos: list[registry.PluginInfo]) -> dict[str, str | None]:
-    """One digest per distribution providing any of ``infos``; nothing is imported, so a
-    plugin that fails to import has the digest a later, working version is compared with."""
+def _in_pmlbench(module: str) -> bool:
+    return module == PACKAGE_NAME or module.startswith(PACKAGE_NAME + ".")
+
+
+def _third_party(
+    infos: list[registry.PluginInfo],
+) -> dict[str, tuple[Any, set[str]]]:
+    """(distribution, entry modules) of the plugins not in pmlbench, by distribution label."""
     groups: dict[str, tuple[Any, set[str]]] = {}
     for info in infos:
-        dist = getattr(info.entry_point, "dist", None)
         module = _entry_module(info)
+        if _in_pmlbench(module):
+            continue
+        dist = getattr(info.entry_point, "dist", None)
         label = info.distribution if dist is not None else f"<module {module.split('.')[0]}>"
         groups.setdefault(label, (dist, set()))[1].add(module)
+    return groups
+
+
+def _distribution_digests(infos: list[registry.PluginInfo]) -> dict[str, str | None]:
+    """One digest per third-party distribution providing any of ``infos``; nothing is
+    imported, so a plugin that fails to import has the digest a later, working version is
+    compared with."""
     return {
         label: distribution_digest(dist, sorted(modules))
-        for label, (dist, modules) in sorted(groups.items())
+        for label, (dist, modules) in sorted(_third_party(infos).items())
     }
 
 
+def code_roots(infos: list[registry.PluginInfo]) -> list[str]:
+    """The pmlbench modules whose import closure a unit with plugins ``infos`` covers: the
+    pmlbench plugins' modules, the pmlbench modules the third-party plugins' distributions
+    import, and :data:`COMPUTE_PACKAGES` / :data:`COMPUTE_MODULES`."""
+    modules, _ = pmlbench_tree()
+    roots = {_entry_module(i) for i in infos if _in_pmlbench(_entry_module(i))}
+    for dist, entry_modules in _third_party(infos).values():
+        roots |= distribution_imports(dist, sorted(entry_modules))
+    roots.update(COMPUTE_MODULES)
+    roots.update(m for m in modules for p in COMPUTE_PACKAGES if m == p or m.startswith(p + "."))
+    return sorted(roots)
+
+
 def plugin_fingerprint(kind: str, name: str) -> str | None:
-    """A digest of every file of the distribution providing a plugin (None when unknown)."""
+    """A digest of the code of one plugin (None when unknown): its third-party
+    distribution's files, or the pmlbench modules its module imports."""
     try:
         info = registry.get(kind, name)
     except PmlbenchError:
         return None
-    (digest,) = _distribution_digests([info]).values()
-    return digest
+    digests = _distribution_digests([info])
+    if digests:
+        (digest,) = digests.values()
+        return digest
+    return modules_digest([_entry_module(info)])
 
 
 def code_fingerprint(spec: ExperimentSpec) -> dict[str, Any]:
-    """The code a unit's numbers depend on: its plugins' distributions, pmlbench's own
-    source and the numerical libraries' major.minor versions."""
+    """The code a unit's numbers depend on: the import closure of its plugins and of the
+    protocol in pmlbench, its third-party plugins' distributions and the numerical
+    libraries' major.minor versions."""
+    infos = _plugin_infos(spec)
     return {
-        "plugins": _distribution_digests(_plugin_infos(spec)),
-        "pmlbench": pmlbench_source_digest(),
+        "plugins": _distribution_digests(infos),
+        "pmlbench": modules_digest(code_roots(infos)),
         "libraries": library_versions(),
     }
 
@@ -146,14 +207,20 @@ def _existing_file_digest(token: str, folders: list[Path]) -> str | None:
     return "+".join(dict.fromkeys(digests)) or None
 
 
-def _file_tokens(value: str) -> list[str]:
-    """The string itself, its shell words and the values of its ``--opt=value`` words."""
+def _file_tokens(value: str, depth: int = 3) -> list[str]:
+    """The string itself, its shell words and the values of its ``--opt=value`` words; a
+    word that is itself a command line (the script of ``sh -c '...'``) is split again, at
+    ``;``, ``&&``, ``|`` and the like too."""
     tokens = [value]
     if any(c.isspace() for c in value):
         try:
-            tokens += shlex.split(value)
+            lexer = shlex.shlex(value, posix=True, punctuation_chars=True)
+            lexer.whitespace_split, lexer.commenters = True, ""  # as shlex.split
+            words = list(lexer)
         except ValueError:
-            pass  # unbalanced quotes: not a command line
+            words = []  # unbalanced quotes: not a command line
+        for word in words:
+            tokens += _file_tokens(word, depth - 1) if depth > 0 else [word]
     tokens += [t.split("=", 1)[1] for t in tokens if t.startswith("-") and "=" in t]
     return list(dict.fromkeys(t for t in tokens if t))
 
