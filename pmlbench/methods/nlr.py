@@ -263,6 +263,8 @@ class NLR(ValidatedParameters, BaseEstimator):
             "changes_last_iteration": solution.n_changed[-1],
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
+        # confidence per training candidate (pmlbench.plugin): 0 where N marks it noisy
+        self.disambiguation_scores_ = 1.0 - np.asarray(solution.N, dtype=np.float64)
         return self
 
     def raw_scores(self, X) -> np.ndarray:

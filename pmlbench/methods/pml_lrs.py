@@ -269,6 +269,8 @@ class PMLLRS(ValidatedParameters, BaseEstimator):
             "nnz_E": int(np.count_nonzero(result.E)),
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
+        # confidence per training candidate (pmlbench.plugin): the low-rank part Y of S = Y + E
+        self.disambiguation_scores_ = np.asarray(result.Y, dtype=np.float64)
         return self
 
     def decision_function(self, X) -> np.ndarray:

@@ -264,6 +264,9 @@ class PMLNI(ValidatedParameters, BaseEstimator):
             "nnz_V": int(np.count_nonzero(result.V)),
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
+        # confidence per training candidate (pmlbench.plugin): Phi U^T, the fit of the
+        # candidates with the identified noise Phi V^T taken out (W = U + V)
+        self.disambiguation_scores_ = scores
         return self
 
     def decision_function(self, X) -> np.ndarray:
