@@ -61,7 +61,14 @@ from pmlbench.core.fingerprint import (
 from pmlbench.errors import PmlbenchError
 from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import ExperimentSpec
-from pmlbench.protocol.settings import bipartition_key, tune_key
+from pmlbench.protocol.settings import (
+    BIPARTITION,
+    RULE_NAMES,
+    TUNE,
+    bipartition_key,
+    options_read_by,
+    tune_key,
+)
 
 SCHEMA = 3
 # Besides its plugins, what computes every unit's numbers: every module of these packages
@@ -105,9 +112,13 @@ def _plugin_names(spec: ExperimentSpec) -> list[tuple[str, str]]:
     metrics, the tuning score (with a tuning grid) and the bipartition objective (for a rule
     that reads it)."""
     wanted = [(kind, getattr(spec, kind)["name"]) for kind in ("dataset", "noise", "method")]
-    metrics = list(spec.metrics or [])
-    metrics.append(tune_key(dict(spec.tune or {})).get("scoring"))
-    metrics.append(bipartition_key(dict(spec.bipartition or {})).get("objective"))
+    metrics: list[Any] = list(spec.metrics or [])
+    if tune_key(dict(spec.tune or {})):
+        metrics.append((spec.tune or {}).get("scoring", TUNE["scoring"].default))
+    bipartition = dict(spec.bipartition or {})
+    rule = bipartition.get("rule")
+    if rule in RULE_NAMES and "objective" in options_read_by(rule, bipartition):
+        metrics.append(bipartition.get("objective", BIPARTITION["objective"].default))
     wanted += [("metric", name) for name in dict.fromkeys(metrics) if isinstance(name, str)]
     return wanted
 
@@ -166,7 +177,7 @@ def code_roots(infos: list[registry.PluginInfo]) -> list[str]:
         roots |= distribution_imports(dist, sorted(entry_modules))
     roots.update(COMPUTE_MODULES)
     roots.update(m for m in modules for p in COMPUTE_PACKAGES if m == p or m.startswith(p + "."))
-    return sorted(roots)
+    return sorted(r for r in roots if r in modules)
 
 
 def plugin_fingerprint(kind: str, name: str) -> str | None:
