@@ -1,0 +1,367 @@
+"""Schirn (Si, Cui, Yang, Yang & Shen, "Revisiting Sparsity Constraint Under High-Rank Property
+in Partial Multi-Label Learning", arXiv 2505.20938, 2025), trained on candidate labels.
+
+The model: a linear predictor W whose predicted label matrix XW fits the candidates Y minus a
+sparse noisy-label matrix P, with a *negative* nuclear norm that pushes XW towards high rank::
+
+    min ‖XW − (Y − P)‖²_F − λ‖XW‖_* + α‖P‖_1 + β‖W‖²_F
+
+The authors' ``DiscrementalMLC_train.m`` (github cuiyidan0514/Schirn) solves it by the
+augmented Lagrangian with the split C = XW, multiplier Φ and penalty ρ (from ρ = 1e-4, times
+1.1 per iteration, at most 10), 100 iterations, no stopping test, from C = Φ = 1:
+
+1. ``W ← (2βI + ρXᵀX)⁻¹ Xᵀ(ρC − Φ)``  (exact minimiser in W)
+2. ``P ← Y ∘ [soft(Y − C, α/2) > ½]``  (``optimizeP.m``: soft-thresholding, clipped to
+   [0, Y], rounded at ½: a candidate is noisy iff ``C_ij < ½ − α/2``)
+3. ``C ← t + (λ/ω) · correction(t)`` with ω = 1 + ρ/2 and ``t = (2Y − 2P + Φ + ρXW) / 2ω``
+   (``optimizeC.m``; see below)
+4. ``Φ ← Φ + ρ(XW − C)``, ``ρ ← min(1.1ρ, 10)``
+
+Scores are ``XW`` (no scaling, no bias, no feature preprocessing: ``run_arts.m``); a label
+is predicted where the score is strictly above 0.8 (``evalt.m``: ``sign(F − 0.8)``).
+
+**Step 3, the code's formula.** ``optimizeC.m`` takes the *full* SVD ``t = U S Vᵀ`` (U n x n,
+S n x c) and adds λ/ω to every entry of S, zeros included, so that
+``C = t + (λ/ω) (U 1ₙ)(V 1_c)ᵀ``: t plus a rank-one matrix built from the sums of all left
+and all right singular vectors. That matrix is not a function of t alone: it changes with the
+sign the SVD routine gives each singular pair and, when n ≠ c, with the basis it picks for
+the complement of t's column (row) space. LAPACK's ``dgesvd`` (behind Octave's ``svd``)
+makes these choices by rounding-level events: a 1e-15 relative perturbation of t flips some
+sign in a few percent of calls, and over 100 iterations such a flip changes the fitted W by
+tens of percent. pmlbench therefore fixes the choices by an explicit rule
+(:func:`canonical_vector_sums`; ``c_update="code"``, the default, as the formula the
+published numbers came from): each pair oriented so that its right singular vector has a
+non-negative entry sum, the complement taken from the Householder QR of t (what ``dgesvd``
+itself uses when n >= 1.6c). ``c_update="lapack"`` uses ``dgesvd``'s own choices instead,
+reproducing an Octave run of the unmodified code where those choices are stable (not
+kernel-independent: for checks only). ``c_update="singular_values"`` adds λ/ω to the
+singular values only, the proximal step of the negative nuclear norm:
+``C = t + (λ/ω) U_c V_cᵀ`` from the thin SVD, free of sign choices and unique whenever t
+has full rank.
+
+**Solver.** Step 1 is solved through one thin SVD of X, X = U_x s V_xᵀ:
+``XW = U_x diag(s²/(2β + ρs²)) U_xᵀ(ρC − Φ)``, so an iteration costs two n x r x c products
+(r = min(n, d)) besides step 3's QR of an n x c matrix. Products of the form U_x D U_xᵀ do not
+depend on the signs of X's singular vectors.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from threadpoolctl import threadpool_limits
+
+from pmlbench.core.checks import check_features, check_label_matrix
+from pmlbench.core.parameters import Interval, Options, ValidatedParameters
+from pmlbench.errors import NotApplicable, PmlbenchError
+
+C_UPDATES = ("code", "lapack", "singular_values")
+
+
+def dgesvd_crossover(c: int) -> int:
+    """``dgesvd``'s ``MNTHR`` for an n x c matrix with n >= c: at ``n >= ⌊1.6c⌋`` it factors
+    QR first (reference LAPACK ``ILAENV(6, 'DGESVD')``: ``INT(REAL(MIN(M, N)) * 1.6E0)``)."""
+    return int(np.float32(c) * np.float32(1.6))
+
+
+def _householder(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LAPACK ``dgeqrf`` of a tall A: the packed reflectors, their factors and R (upper)."""
+    (qr, tau), _ = scipy.linalg.qr(A, mode="raw", check_finite=False)
+    return qr, tau, np.triu(qr[: A.shape[1]])
+
+
+def _apply_q(qr: np.ndarray, tau: np.ndarray, z: np.ndarray, trans: str = "N") -> np.ndarray:
+    """``Q z`` (or ``Qᵀ z``) for the full orthogonal Q of a ``dgeqrf`` factorisation."""
+    (ormqr,) = scipy.linalg.get_lapack_funcs(("ormqr",), (qr,))
+    z = np.asfortranarray(z, dtype=np.float64)
+    lwork = max(1, int(ormqr("L", trans, qr, tau, z, lwork=-1)[1][0].real))
+    out, _, info = ormqr("L", trans, qr, tau, z, lwork=lwork, overwrite_c=False)
+    if info != 0:
+        raise PmlbenchError(f"LAPACK ormqr failed (info={info}) in Schirn's C update")
+    return out
+
+
+def _orientation(sums: np.ndarray) -> np.ndarray:
+    """±1 per singular pair: the sign of its right singular vector's entry sum (0: +1)."""
+    return np.where(sums < 0, -1.0, 1.0)
+
+
+def canonical_vector_sums(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(U 1ₙ, V 1_c)`` for a full SVD ``t = U S Vᵀ`` whose free choices are fixed by rule.
+
+    Rule (pmlbench's, so that the result does not depend on the SVD routine or on rounding):
+    each singular pair is oriented so that its right singular vector (in ℝ^c) has a
+    non-negative entry sum; the basis of the complement of t's column space (n > c), or of
+    its row space (n < c), is the trailing columns of the Householder Q of t (resp. tᵀ), as
+    LAPACK ``dgeqrf``/``dorgqr`` form it (``dgesvd``'s own choice when n >= 1.6c).
+    """
+    n, c = t.shape
+    if n >= c:
+        qr, tau, R = _householder(t)
+        U_R, _, Vt = scipy.linalg.svd(R, lapack_driver="gesdd", check_finite=False)
+        sign = _orientation(Vt.sum(axis=1))
+        z = np.ones((n, 1))
+        z[:c, 0] = U_R @ sign
+        return _apply_q(qr, tau, z)[:, 0], Vt.T @ sign
+    # n < c: t = B S (Q_n A)ᵀ from tᵀ = Q R and R = A S Bᵀ
+    qr, tau, R = _householder(t.T)
+    A, _, Bt = scipy.linalg.svd(R, lapack_driver="gesdd", check_finite=False)
+    ones_q = _apply_q(qr, tau, np.ones((c, 1)), trans="T")[:n, 0]  # 1ᵀ Q_n
+    sign = _orientation(ones_q @ A)
+    z = np.ones((c, 1))
+    z[:n, 0] = A @ sign
+    return Bt.T @ sign, _apply_q(qr, tau, z)[:, 0]
+
+
+def singular_vector_sums(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(U 1ₙ, V 1_c)`` for the full SVD ``t = U S Vᵀ`` as LAPACK's ``dgesvd`` returns it.
+
+    Only ``dgesvd``'s choices of signs and of the complement basis make these sums defined
+    (see the module docstring). Where n >= ⌊1.6c⌋ ``dgesvd`` runs the Householder QR of t,
+    the SVD of R and keeps Q's trailing columns; this reproduces that without the n x n U.
+    """
+    n, c = t.shape
+    if n < c or n < dgesvd_crossover(c):
+        U, _, Vt = scipy.linalg.svd(
+            t, full_matrices=True, lapack_driver="gesvd", check_finite=False
+        )
+        return U.sum(axis=1), Vt.sum(axis=0)
+    qr, tau, R = _householder(t)
+    U_R, _, Vt = scipy.linalg.svd(R, lapack_driver="gesvd", check_finite=False)
+    z = np.ones((n, 1))
+    z[:c, 0] = U_R.sum(axis=1)
+    return _apply_q(qr, tau, z)[:, 0], Vt.sum(axis=0)
+
+
+def update_c(t: np.ndarray, shift: float, c_update: str) -> np.ndarray:
+    """Step 3: ``C`` from ``t`` and the shift λ/ω.
+
+    ``code``: λ/ω added to every entry of the full S (``optimizeC.m``), i.e.
+    ``t + shift (U 1)(V 1)ᵀ`` with the SVD's free choices fixed by
+    :func:`canonical_vector_sums`; ``lapack``: the same with LAPACK ``dgesvd``'s own choices
+    (:func:`singular_vector_sums`); ``singular_values``: added to the singular values only,
+    ``t + shift U_c V_cᵀ`` (thin SVD). With shift >= 0 no entry of S + shift is negative,
+    so the code's clipping at 0 never acts.
+    """
+    if c_update == "code":
+        u, v = canonical_vector_sums(t)
+        return t + shift * np.outer(u, v)
+    if c_update == "lapack":
+        u, v = singular_vector_sums(t)
+        return t + shift * np.outer(u, v)
+    U, _, Vt = scipy.linalg.svd(t, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+    return t + shift * (U @ Vt)
+
+
+def update_p(Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
+    """Step 2 (``optimizeP.m``): soft-threshold Y − C at α/2, clip to [0, Y], round at ½.
+
+    A positive value above ½ needs Y − C − α/2 > ½ on a candidate; elsewhere the clipping
+    gives 0. Returns a boolean n x c matrix.
+    """
+    return (Y == 1) & ((Y - C) - alpha / 2 > 0.5)
+
+
+@dataclass
+class SchirnSolution:
+    """Output of :func:`schirn_solve`."""
+
+    W: np.ndarray  # d x c
+    P: np.ndarray  # n x c uint8, the candidate labels marked noisy
+    C: np.ndarray  # n x c, the recovered label matrix (the split variable)
+    n_changed: list[int]  # entries of P that changed in each iteration
+    w_change: list[float]  # ‖W_k − W_{k−1}‖_F from the second iteration on
+    residual: float  # ‖XW − C‖_F at the end
+
+
+def schirn_solve(
+    X,
+    Y: np.ndarray,
+    lam: float,
+    alpha: float,
+    beta: float,
+    *,
+    max_iter: int = 100,
+    rho: float = 1e-4,
+    rho_growth: float = 1.1,
+    rho_max: float = 10.0,
+    c_update: str = "code",
+) -> SchirnSolution:
+    """Run ``max_iter`` iterations of the augmented Lagrangian of ``DiscrementalMLC_train.m``.
+
+    ``X`` is n x d (dense or sparse), ``Y`` the n x c 0/1 candidate matrix, ``beta > 0``.
+    """
+    if c_update not in C_UPDATES:
+        raise PmlbenchError(f"unknown Schirn c_update {c_update!r}; use one of {list(C_UPDATES)}")
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    Yf = Y.astype(np.float64)
+    Ux, s, Vxt = scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+    s2 = s * s
+    C = np.ones_like(Yf)
+    phi = np.ones_like(Yf)
+    P = np.zeros(Yf.shape, dtype=bool)
+    coef_prev: np.ndarray | None = None
+    n_changed: list[int] = []
+    w_change: list[float] = []
+    XW = np.zeros_like(Yf)
+    for _ in range(max_iter):
+        G = Ux.T @ (rho * C - phi)
+        coef = (s / (2.0 * beta + rho * s2))[:, None] * G  # W = V_x coef
+        if coef_prev is not None:
+            w_change.append(float(np.linalg.norm(coef - coef_prev)))
+        coef_prev = coef
+        XW = Ux @ (s[:, None] * coef)
+        new_P = update_p(Yf, C, alpha)
+        n_changed.append(int(np.count_nonzero(new_P != P)))
+        P = new_P
+        omega = 1.0 + 0.5 * rho
+        t = (2.0 * Yf - 2.0 * P + phi + rho * XW) / (2.0 * omega)
+        C = update_c(t, lam / omega, c_update)
+        phi = phi + rho * (XW - C)
+        rho = min(rho_growth * rho, rho_max)
+    assert coef_prev is not None
+    W = Vxt.T @ coef_prev
+    return SchirnSolution(
+        W=W,
+        P=P.astype(np.uint8),
+        C=C,
+        n_changed=n_changed,
+        w_change=w_change,
+        residual=float(np.linalg.norm(XW - C)),
+    )
+
+
+class Schirn(ValidatedParameters, BaseEstimator):
+    """Schirn (Si et al. 2025): a linear predictor with a sparse noisy-label matrix and a
+    negative nuclear norm that keeps the predicted label matrix high-rank.
+
+    Args:
+        lam: λ, weight of the negative nuclear norm −λ‖XW‖_* (``readme.m``: 0.04), >= 0.
+        alpha: α, ℓ1 weight on the noisy-label matrix P (0.5), >= 0. A candidate is marked
+            noisy when the recovered label C is below ½ − α/2 there.
+        beta: β, ridge weight on W (0.1), > 0.
+        max_iter: iterations, all of them run (authors: 100).
+        threshold: ``predict`` keeps labels whose score XW is strictly above this
+            (``evalt.m``: 0.8).
+        c_update: "code" (default): λ/ω added to every entry of the full singular-value
+            matrix, as ``optimizeC.m`` does, with LAPACK ``dgesvd``'s choice of singular
+            vectors; "singular_values": added to the singular values only (the proximal
+            step of the negative nuclear norm). docs/methods/schirn.md explains the
+            difference.
+        max_order: the largest thin SVD of the features Schirn takes on: min(training
+            instances, features). Larger inputs are refused before any work with
+            :class:`~pmlbench.errors.NotApplicable` (None: no cap).
+        max_labels: the most labels Schirn takes on: each of the ``max_iter`` iterations
+            factors an n x labels matrix (O(n · labels²)). Larger label sets are refused
+            up front (None: no cap).
+        blas_threads: BLAS threads during fit and predict (None: the library default).
+    """
+
+    default_bipartition = {"rule": "method"}
+    parameter_constraints = {
+        "lam": [Interval(float, 0, None)],
+        "alpha": [Interval(float, 0, None)],
+        "beta": [Interval(float, 0, None, closed="neither")],
+        "max_iter": [Interval(int, 1, None)],
+        "threshold": [Interval(float)],
+        "c_update": [Options(C_UPDATES)],
+        "max_order": [None, Interval(int, 1, None)],
+        "max_labels": [None, Interval(int, 1, None)],
+        "blas_threads": [None, Interval(int, 1, None)],
+    }
+
+    def __init__(
+        self,
+        lam: float = 0.04,
+        alpha: float = 0.5,
+        beta: float = 0.1,
+        max_iter: int = 100,
+        threshold: float = 0.8,
+        c_update: str = "code",
+        max_order: int | None = 2500,
+        max_labels: int | None = 400,
+        blas_threads: int | None = 1,
+    ):
+        self.lam = lam
+        self.alpha = alpha
+        self.beta = beta
+        self.max_iter = max_iter
+        self.threshold = threshold
+        self.c_update = c_update
+        self.max_order = max_order
+        self.max_labels = max_labels
+        self.blas_threads = blas_threads
+
+    def fit(self, X, Y) -> Schirn:
+        """Run the updates on the candidate labels; keep W (and P, C for inspection)."""
+        self._validate_params()
+        start = time.perf_counter()
+        X = check_features(X)
+        Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
+        n, d = X.shape
+        order = min(n, d)
+        if self.max_order is not None and order > self.max_order:
+            raise NotApplicable(
+                f"Schirn on {n} training instances x {d} features needs a thin SVD of order "
+                f"{order}, over method.max_order={self.max_order} (set for a budget of 10x "
+                "ML-kNN's time); set method.max_order=null to run it anyway"
+            )
+        q = Y.shape[1]
+        if self.max_labels is not None and q > self.max_labels:
+            raise NotApplicable(
+                f"Schirn on {q} labels factors a {n} x {q} matrix in each of its "
+                f"{self.max_iter} iterations, over method.max_labels={self.max_labels} (set "
+                "for a budget of 10x ML-kNN's time); set method.max_labels=null to run it anyway"
+            )
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            solution = schirn_solve(
+                X,
+                Y,
+                float(self.lam),
+                float(self.alpha),
+                float(self.beta),
+                max_iter=int(self.max_iter),
+                c_update=self.c_update,
+            )
+        self.W_, self.noisy_labels_ = solution.W, solution.P
+        self.recovered_labels_ = solution.C
+        # the recovered label matrix C: P marks a candidate noisy exactly where C < ½ − α/2
+        self.disambiguation_scores_ = solution.C
+        self.n_features_in_ = d
+        last_change = next(
+            (len(solution.n_changed) - i for i, c in enumerate(reversed(solution.n_changed)) if c),
+            0,
+        )
+        n_candidates = int(Y.sum())
+        n_noisy = int(solution.P.sum())
+        self.diagnostics_ = {
+            "c_update": self.c_update,
+            "noisy_labels": n_noisy,
+            "noisy_fraction": round(n_noisy / max(n_candidates, 1), 4),
+            "last_change": last_change,  # the iteration after which P no longer changed
+            "changes_last_iteration": solution.n_changed[-1],
+            "w_change_last": (float(f"{solution.w_change[-1]:.4g}") if solution.w_change else None),
+            "residual": float(f"{solution.residual:.4g}"),  # ‖XW − C‖_F at the end
+            "fit_seconds": round(time.perf_counter() - start, 3),
+        }
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """``X W`` (n x labels), the scores of ``run_arts.m``."""
+        X = check_features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise PmlbenchError(
+                f"Schirn was fitted on {self.n_features_in_} features, got {X.shape[1]}; "
+                "use the same feature space for test data"
+            )
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            return np.asarray(X @ self.W_)
+
+    def predict(self, X) -> np.ndarray:
+        """Labels whose score is strictly above ``threshold`` (``evalt.m``'s rule)."""
+        return (self.decision_function(X) > self.threshold).astype(np.uint8)
