@@ -21,13 +21,11 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import nnls
 
 from pmlbench.core.workcache import cached_array
 from pmlbench.errors import PmlbenchError
+from pmlbench.numerics.exact import canonical_nnls, row_grams, row_groups
 from pmlbench.numerics.neighbors import kneighbors
-
-_CHUNK_ENTRIES = 4_000_000  # dense feature entries materialised at once for the Gram matrices
 
 
 def knn_graph(X, k: int = 10, exclude_self: bool = True) -> np.ndarray:
@@ -35,42 +33,44 @@ def knn_graph(X, k: int = 10, exclude_self: bool = True) -> np.ndarray:
     return kneighbors(X, X, int(k), exclude_self=exclude_self)
 
 
-def neighbor_grams(X, neighbors: np.ndarray) -> np.ndarray:
-    """Gram matrices (n x (k+1) x (k+1)) of ``[x_N_i1, ..., x_N_ik, x_i]`` for every row i."""
-    n, k = neighbors.shape
-    d = X.shape[1]
-    index = np.hstack([neighbors, np.arange(n)[:, None]])
-    grams = np.empty((n, k + 1, k + 1))
-    chunk = max(1, _CHUNK_ENTRIES // max(1, (k + 1) * d))
-    for start in range(0, n, chunk):
-        rows = index[start : start + chunk]
-        Z = X[rows.ravel()]
-        Z = (Z.toarray() if sp.issparse(Z) else np.asarray(Z)).reshape(len(rows), k + 1, d)
-        grams[start : start + chunk] = Z @ Z.transpose(0, 2, 1)
-    return grams
-
-
 def nnls_weights(X, neighbors: np.ndarray) -> sp.csr_matrix:
     """Reconstruction weights V (Eq. 2): n x n CSR, non-negative, k entries a row, rows sum 1.
 
     Row i minimises ``||x_i - sum_j v_ij x_j||^2`` over ``v_ij >= 0``, j among the neighbours
-    of i. The problem only involves the (k+1) x (k+1) Gram matrix M of the neighbours and x_i:
-    with ``M = R^T R`` (R from M's eigendecomposition) the residual equals
-    ``||R[:, :k] v - R[:, k]||``, a k-unknown NNLS solved exactly by Lawson-Hanson
-    (scipy.optimize.nnls). A row whose weights are all zero (e.g. x_i = 0, or neighbours that
-    cannot reconstruct it) gets uniform weights 1/k over its neighbours.
+    of i, from the (k+1) x (k+1) Gram matrix of the neighbours and x_i. Eq. 2 does not always
+    have one minimiser: identical neighbours (frequent with binary features) can share their
+    weight in any proportion, and on another machine rounding would pick another share. So
+    the minimiser is chosen by rules (pmlbench.numerics.exact), the same on every machine:
+
+    - neighbours that are identical rows are one column; its weight is split equally;
+    - when x_i itself has identical copies among its neighbours (and is not zero), they
+      reconstruct it exactly and share weight 1;
+    - otherwise Lawson-Hanson NNLS with stated tie rules (:func:`canonical_nnls`) on a Gram
+      matrix computed without BLAS.
+
+    A row whose weights are all zero (e.g. x_i = 0, or neighbours that cannot reconstruct it)
+    gets uniform weights 1/k over its neighbours.
     """
     neighbors = np.asarray(neighbors, dtype=np.int64)
     n, k = neighbors.shape
-    eigenvalues, vectors = np.linalg.eigh(neighbor_grams(X, neighbors))
-    roots = np.sqrt(np.clip(eigenvalues, 0.0, None))[:, :, None] * vectors.transpose(0, 2, 1)
-    weights = np.empty((n, k))
+    groups = row_groups(X)
+    grams = row_grams(X, np.hstack([neighbors, np.arange(n)[:, None]]))
+    weights = np.zeros((n, k))
     for i in range(n):
-        A, b = roots[i, :, :k], roots[i, :, k]
-        try:
-            weights[i] = nnls(A, b)[0]
-        except RuntimeError:  # iteration limit on a degenerate system: fall back to uniform
-            weights[i] = 0.0
+        G = grams[i]
+        if not G[k, k] > 0:
+            continue  # x_i = 0: no reconstruction; uniform below
+        ids = groups[neighbors[i]]
+        copies = ids == groups[i]
+        if copies.any():
+            weights[i, copies] = 1.0 / np.count_nonzero(copies)
+            continue
+        _, first = np.unique(ids, return_index=True)
+        first = np.sort(first)  # one column per distinct row, nearest first
+        v = canonical_nnls(G[np.ix_(first, first)], G[first, k], float(G[k, k]))
+        for position, value in zip(first, v, strict=True):
+            members = ids == ids[position]
+            weights[i, members] = value / np.count_nonzero(members)
     totals = weights.sum(axis=1)
     degenerate = ~(totals > 0)
     weights[degenerate] = 1.0

@@ -4,7 +4,15 @@ Shared by ML-kNN, PML3ER's label enrichment and PARTICLE. Neighbours are ordered
 Euclidean distance, ties broken by the lower training index (MATLAB's stable ``sort``),
 and an instance is never its own neighbour when ``exclude_self`` is set (exact duplicates
 of it still are). scikit-learn's tree searches break ties in another order, hence this
-module; distances come from scikit-learn's ``euclidean_distances`` (sparse aware).
+module.
+
+Distances are screened with scikit-learn's ``euclidean_distances`` (BLAS, sparse aware),
+whose last bits depend on the BLAS kernel: two identical reference rows can come out a
+rounding error apart, and the tie would then be broken by the CPU rather than by index.
+So every reference row within a rounding margin of the k-th distance
+(:func:`pmlbench.numerics.exact.gemm_distance_margin`) is measured again without BLAS
+(:func:`pmlbench.numerics.exact.squared_distances`), and the order comes from those values:
+the same neighbours, in the same order, with the same distances, on every machine.
 """
 
 from __future__ import annotations
@@ -14,20 +22,32 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
 
 from pmlbench.errors import PmlbenchError
+from pmlbench.numerics.exact import gemm_distance_margin, squared_distances
 
 _BLOCK_ENTRIES = 8_000_000  # distance entries held at once (64 MB of float64)
 
 
-def _stable_smallest(D: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k smallest entries of each row, ordered by (value, column)."""
+def _refined_smallest(
+    D: np.ndarray, k: int, bound: np.ndarray, X_query, X_ref, offset: int, exclude_self: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and exact squared distances of the k nearest, ordered by (distance, column).
+
+    ``D`` holds BLAS distances of the query block starting at row ``offset``; ``bound`` (one
+    per row) bounds their rounding error. Every column within twice that bound of the k-th
+    value is a candidate; candidates are measured again without BLAS and the k smallest kept.
+    """
     kth = np.partition(D, k - 1, axis=1)[:, k - 1 : k]
-    rows, cols = np.nonzero(D <= kth)  # row-major: columns ascending within a row
-    order = np.lexsort((cols, D[rows, cols], rows))
-    rows, cols = rows[order], cols[order]
+    rows, cols = np.nonzero(D <= kth + 2.0 * bound[:, None])  # row-major: columns ascending
+    if exclude_self:
+        keep = cols != rows + offset
+        rows, cols = rows[keep], cols[keep]
+    exact = squared_distances(X_query, X_ref, rows + offset, cols)
+    order = np.lexsort((cols, exact, rows))
+    rows, cols, exact = rows[order], cols[order], exact[order]
     starts = np.searchsorted(rows, np.arange(D.shape[0]))
     position = np.arange(len(rows)) - starts[rows]
     keep = position < k
-    return cols[keep].reshape(D.shape[0], k)
+    return cols[keep].reshape(D.shape[0], k), exact[keep].reshape(D.shape[0], k)
 
 
 def kneighbors(
@@ -50,11 +70,8 @@ def kneighbors(
             f"k = {k} neighbours requested but only {available} training instances are "
             f"available; use k <= {available} or more training data"
         )
-    ref_sq = (
-        np.asarray(X_ref.multiply(X_ref).sum(axis=1)).ravel()
-        if sp.issparse(X_ref)
-        else np.einsum("ij,ij->i", X_ref, X_ref)
-    )
+    ref_sq = _squared_norms(X_ref)
+    query_sq = ref_sq if exclude_self else _squared_norms(X_query)
     n_query = X_query.shape[0]
     block = max(1, _BLOCK_ENTRIES // max(n_ref, 1))
     indices = np.empty((n_query, k), dtype=np.int64)
@@ -66,11 +83,18 @@ def kneighbors(
         )
         if exclude_self:
             D[np.arange(stop - start), np.arange(start, stop)] = np.inf
-        idx = _stable_smallest(D, k)
+        bound = gemm_distance_margin(query_sq[start:stop], ref_sq.max())
+        idx, exact = _refined_smallest(D, k, bound, X_query, X_ref, start, exclude_self)
         indices[start:stop] = idx
         if distances is not None:
-            distances[start:stop] = np.sqrt(np.take_along_axis(D, idx, axis=1))
+            distances[start:stop] = np.sqrt(exact)
     return (indices, distances) if return_distance else indices
+
+
+def _squared_norms(X) -> np.ndarray:
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
 
 
 def neighbor_counts(neighbors: np.ndarray, Y: np.ndarray) -> np.ndarray:

@@ -104,8 +104,18 @@ def fold_workers(n_jobs: Any, cv: int) -> int:
     return min(worker_budget(n_jobs, "tune.n_jobs"), cv)
 
 
+# Mean CV scores this close (relative) are equal: their difference is BLAS rounding, not data.
+SCORE_TIE_RTOL = 1e-9
+
+
 def best_index(mean_scores: np.ndarray, higher_is_better: bool) -> int:
-    """Index of the best mean score; ties go to the first grid point, NaN never wins."""
+    """Index of the best mean score; NaN never wins.
+
+    Scores within :data:`SCORE_TIE_RTOL` (relative, with an absolute floor of the same size)
+    of the best are ties, and ties go to the first grid point: two grid points whose scores
+    are equal in exact arithmetic but differ in their last bits on some CPU must not be
+    chosen between by the CPU.
+    """
     values = np.asarray(mean_scores, dtype=float)
     finite = np.isfinite(values)
     if not finite.any():
@@ -114,7 +124,9 @@ def best_index(mean_scores: np.ndarray, higher_is_better: bool) -> int:
             "degenerate); choose another tune.scoring or fewer tune.cv folds"
         )
     signed = np.where(finite, values if higher_is_better else -values, -np.inf)
-    return int(np.flatnonzero(signed == signed.max())[0])
+    best = signed.max()
+    tied = signed >= best - SCORE_TIE_RTOL * max(abs(best), 1.0)
+    return int(np.flatnonzero(tied)[0])
 
 
 def cross_validate_grid(

@@ -5,6 +5,7 @@ File names and encodings are those of pmlbench.runner.format.
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -40,13 +41,55 @@ PACKAGES = (
 
 
 def package_versions() -> dict[str, str]:
+    """Versions of Python and the packages that compute a result, plus the machine's CPU and
+    BLAS/LAPACK libraries (:func:`machine_description`)."""
     versions = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
+    versions.update(machine_description())
     return versions
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux, else what the platform module says)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine_description() -> dict[str, str]:
+    """``cpu`` (model, logical cores) and ``blas`` (each loaded BLAS/LAPACK library with its
+    version and the kernel it runs, as threadpoolctl reports them).
+
+    The kernel names where a number could have come from: pmlbench's results do not depend
+    on it (docs/protocol.md, "Reproducibility"), and this is how a user checks that claim.
+    """
+    from threadpoolctl import threadpool_info
+
+    import numpy.linalg  # noqa: F401  (loads numpy's BLAS, so that it is listed)
+    import scipy.linalg  # noqa: F401  (loads scipy's BLAS/LAPACK)
+
+    libraries = []
+    for info in threadpool_info():
+        if info.get("user_api") != "blas":
+            continue
+        name = str(info.get("internal_api") or info.get("prefix") or "blas")
+        kernel = info.get("architecture") or "unknown kernel"
+        entry = f"{name} {info.get('version') or '?'} ({kernel})"
+        if entry not in libraries:
+            libraries.append(entry)
+    return {
+        "cpu": f"{cpu_model()}, {os.cpu_count() or '?'} logical cores",
+        "blas": "; ".join(libraries) or "none found",
+    }
 
 
 def git_commit() -> str | None:

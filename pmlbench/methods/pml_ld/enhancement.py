@@ -40,7 +40,6 @@ taken once per gradient, never per cost evaluation, and no (n+1) x (n+1) matrix
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,10 +48,9 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from sklearn.cluster import KMeans
-from sklearn.exceptions import ConvergenceWarning
 
 from pmlbench.methods.pml_ld.quasi_newton import fminlbfgs
+from pmlbench.numerics.kmeans import kmeans_labels
 
 MATLAB_EPS = float(np.finfo(float).eps)
 
@@ -136,17 +134,11 @@ def graph_laplacian(D2: np.ndarray, k: int, sigma: float) -> sp.csr_matrix:
 
 def kmeans_groups(X: np.ndarray, n_groups: int, seed: int) -> np.ndarray:
     """k-means labels of the instances (``kmeans(X, g, 'emptyaction', 'drop')``): k-means++
-    seeding, one run, at most 100 iterations, ``min(g, n)`` clusters. scikit-learn never
-    leaves a cluster empty; MATLAB's 'drop' only renumbers what remains."""
-    n = X.shape[0]
-    n_groups = min(n_groups, n)
-    if n_groups <= 1:
-        return np.zeros(n, dtype=np.int64)
-    with warnings.catch_warnings():
-        # duplicate rows can leave fewer distinct points than clusters
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model = KMeans(n_clusters=n_groups, n_init=1, max_iter=100, random_state=seed).fit(X)
-    return np.asarray(model.labels_, dtype=np.int64)
+    seeding, one run, at most 100 iterations, at most ``min(g, n)`` groups, by
+    :func:`pmlbench.numerics.kmeans.kmeans_labels`, whose assignments are the same on every
+    machine (scikit-learn's assign equidistant points by BLAS rounding). Like MATLAB's
+    'drop', a group that empties disappears and the rest are renumbered."""
+    return kmeans_labels(X, min(int(n_groups), X.shape[0]), int(seed))
 
 
 def group_rows(labels: np.ndarray) -> list[np.ndarray]:
