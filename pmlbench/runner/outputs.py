@@ -72,10 +72,9 @@ def machine_description() -> dict[str, str]:
     The kernel names where a number could have come from: pmlbench's results do not depend
     on it (docs/protocol.md, "Reproducibility"), and this is how a user checks that claim.
     """
-    from threadpoolctl import threadpool_info
-
     import numpy.linalg  # noqa: F401  (loads numpy's BLAS, so that it is listed)
     import scipy.linalg  # noqa: F401  (loads scipy's BLAS/LAPACK)
+    from threadpoolctl import threadpool_info
 
     libraries = []
     for info in threadpool_info():
