@@ -167,6 +167,15 @@ def update_p(Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     return (Y == 1) & ((Y - C) - alpha / 2 > 0.5)
 
 
+def w_coefficients(
+    Ux: np.ndarray, s: np.ndarray, C: np.ndarray, phi: np.ndarray, rho: float, beta: float
+) -> np.ndarray:
+    """Step 1 in the basis of X's thin SVD X = U_x diag(s) V_xᵀ: the coefficients Z with
+    ``W = V_x Z = (2βI + ρXᵀX)⁻¹ Xᵀ(ρC − Φ)``, i.e. ``Z = diag(s / (2β + ρs²)) U_xᵀ(ρC − Φ)``.
+    """
+    return (s / (2.0 * beta + rho * s * s))[:, None] * (Ux.T @ (rho * C - phi))
+
+
 @dataclass
 class SchirnSolution:
     """Output of :func:`schirn_solve`."""
@@ -201,7 +210,6 @@ def schirn_solve(
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     Yf = Y.astype(np.float64)
     Ux, s, Vxt = scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesdd", check_finite=False)
-    s2 = s * s
     C = np.ones_like(Yf)
     phi = np.ones_like(Yf)
     P = np.zeros(Yf.shape, dtype=bool)
@@ -210,8 +218,7 @@ def schirn_solve(
     w_change: list[float] = []
     XW = np.zeros_like(Yf)
     for _ in range(max_iter):
-        G = Ux.T @ (rho * C - phi)
-        coef = (s / (2.0 * beta + rho * s2))[:, None] * G  # W = V_x coef
+        coef = w_coefficients(Ux, s, C, phi, rho, beta)  # W = V_x coef
         if coef_prev is not None:
             w_change.append(float(np.linalg.norm(coef - coef_prev)))
         coef_prev = coef
@@ -330,7 +337,8 @@ class Schirn(ValidatedParameters, BaseEstimator):
             )
         self.W_, self.noisy_labels_ = solution.W, solution.P
         self.recovered_labels_ = solution.C
-        # the recovered label matrix C: P marks a candidate noisy exactly where C < ½ − α/2
+        # the recovered label matrix C (the split variable, ≈ XW): a candidate is marked
+        # noisy where C < ½ − α/2 (step 2, read in the next iteration)
         self.disambiguation_scores_ = solution.C
         self.n_features_in_ = d
         last_change = next(
