@@ -1,0 +1,521 @@
+"""PML-PLR: pseudo-label reconstruction (Chen, Li, Han, Li, Gao, Chan & Fang, IJCAI 2025).
+
+Faithful to the authors' MATLAB code (github CcAmbiguous/PML-PLR: ``PML_PLR.m``, ``main_PML.m``,
+``functions/Kernel_mapping.m``, ``functions/knn_S.m``, ``functions/EProjSimplex_new.m``). Only
+the paper's abstract could be read while this was written, so no equation numbers are cited;
+the model below is the loss the authors' code evaluates after each iteration. With the
+training features min-max scaled to [-1, 1] per feature (``mapminmax``), ``X`` (d x n), the
+candidate labels ``Y`` (l x n), kernel features ``φ`` (h x n, RBF on up to 5d random
+anchors, centred, plus a bias row), the squared distances ``G`` (n x n) and the Laplacian
+``L`` of a 5-nearest-neighbour graph::
+
+    min ‖Wᵀφ − F‖² + ‖YQ − F‖² + ‖Y − PᵀHC‖² + tr(GCᵀ) + α‖Y − PᵀH‖₁
+        + β tr(F L C Fᵀ) + λ‖W‖²
+    s.t. Q orthogonal (n x n), P Pᵀ = I (P: m x l, m = ⌈ratio·l⌉), C's columns on the simplex
+
+``F`` are the pseudo-labels (l x n), ``C`` the instance correlation that reconstructs them
+(``Y ≈ PᵀHC``), ``E`` a split variable for ``Y − PᵀH`` with a fixed penalty ``μ = 1000``.
+Each iteration (at most 40; after the fifth, stop when the loss decreased by less than 1e-4
+relative): W (ridge), Q (polar factor of ``YᵀF``), P (polar factor), H (a linear system in
+``2CCᵀ − μI``), C (the unconstrained minimiser projected column by column onto the
+simplex), E (shrinkage), F (a multiplicative update). Test scores are ``Wᵀφ(x)``; a label is
+predicted where its score is at least 0.5.
+
+**Where the code departs from its own objective** (``updates="code"``, the default, is what
+the code computes; ``updates="objective"`` uses the stationary points of the loss above):
+the H step solves ``H(2CCᵀ − μI) = P(2YCᵀ − μ(Y − E))`` where the loss gives
+``H(2CCᵀ + μI) = P(2YCᵀ + μ(Y − E))`` (the code's P step uses the + sign); the C step adds
+``+2β FᵀF L`` to the right-hand side where the loss gives ``−β L FᵀF`` (the code's F step
+uses the loss's sign); the E step shrinks one-sidedly, ``max(T − α/μ, 0)``, where the ℓ1 term
+gives the symmetric soft threshold.
+
+**Linear algebra.** Nothing iteration-invariant is recomputed: ``(φφᵀ + λI)⁻¹φ`` once, the
+QR factor of ``Yᵀ`` once, ``G`` and ``L`` once. ``pinv(2HᵀPPᵀH)`` (n x n, rank m) comes from
+the thin SVD of ``PᵀH`` (l x n); ``YQ`` from the SVD of an l x l matrix (``YQ`` is unique
+though Q is not); ``pinv(2CCᵀ ∓ μI)`` is a Cholesky solve when a bound on ``‖C‖₂`` (from
+C's row and column sums) proves no eigenvalue is near zero, an eigendecomposition otherwise.
+Every pseudo-inverse and polar factor treats a singular value as zero when it is at most
+``rtol`` times the largest (MATLAB's ``pinv`` uses ``max(size)·eps``, which leaves the
+outcome to rounding when a singular value is at that level).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.linalg.blas import dsyrk
+from sklearn.base import BaseEstimator
+from threadpoolctl import threadpool_limits
+
+from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
+from pmlbench.core.parameters import Interval, Options, ValidatedParameters
+from pmlbench.errors import NotApplicable, PmlbenchError
+from pmlbench.methods._constraints import BLAS_THREADS, CAP, NON_NEGATIVE, POSITIVE, SEED
+from pmlbench.numerics.exact import row_groups
+from pmlbench.numerics.linalg import soft_threshold, thin_svd
+
+UPDATES = ("code", "objective")
+# Largest training set fitted by default: above it one split of the paper protocol takes more
+# than 10x ML-kNN's time on the 2-core reference machine (docs/methods/pml_plr.md).
+MAX_TRAIN = 2000
+PROJECTION_TOL = 1e-10  # EProjSimplex_new.m: Newton stops when |sum(x) - 1| <= 1e-10
+PROJECTION_STEPS = 100  # ... or after 100 steps
+MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps, added to F's denominator
+
+
+def minmax_fit(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature minimum and range of the training rows (``mapminmax``'s settings)."""
+    low = X.min(axis=0)
+    return low, X.max(axis=0) - low
+
+
+def minmax_apply(X: np.ndarray, low: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """``mapminmax``: each feature mapped linearly to [-1, 1] on the training rows (test rows
+    may fall outside). A feature constant on the training rows maps to 0 (the code sets the
+    NaN it gets there to 0)."""
+    constant = span <= 0
+    scaled = 2.0 * (X - low) / np.where(constant, 1.0, span) - 1.0
+    scaled[:, constant] = 0.0
+    return scaled
+
+
+def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``‖a_i‖² + ‖b_j‖² − 2a_i·b_j`` (``sqdist`` in ``Kernel_mapping.m``)."""
+    return (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * (A @ B.T)
+
+
+def pairwise_squared_distances(X: np.ndarray) -> np.ndarray:
+    """``pdist2(X, X, 'squaredeuclidean')``: exactly 0 on the diagonal and between identical
+    rows (so that ties with them are ties), non-negative elsewhere."""
+    D = squared_distances(X, X)
+    np.maximum(D, 0.0, out=D)
+    groups = row_groups(X)
+    order = np.argsort(groups, kind="stable")
+    bounds = np.flatnonzero(np.diff(groups[order])) + 1
+    for members in np.split(order, bounds):
+        if members.size > 1:
+            D[np.ix_(members, members)] = 0.0
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
+def knn_laplacian(D: np.ndarray, k: int) -> sp.csr_matrix:
+    """``knn_S.m``: Laplacian ``diag(R1) − R`` of the symmetrised heat-kernel kNN graph.
+
+    Each row's distances are sorted ascending (ties by the lower index, MATLAB's stable
+    ``sort``) and positions 2..k+1 are its neighbours (the instance itself is first unless an
+    identical row precedes it). Weights ``exp(−D/(2σ²))`` with σ the mean over rows of the
+    second-smallest distance; ``R = (R + Rᵀ)/2``.
+    """
+    n = D.shape[0]
+    order = np.argsort(D, axis=1, kind="stable")[:, : k + 1]
+    sigma = float(np.take_along_axis(D, order[:, 1:2], axis=1).sum()) / n
+    if sigma <= 0:
+        raise PmlbenchError(
+            "pml_plr: every training instance has an identical twin, so the kNN graph's "
+            "width (mean distance to the nearest other instance) is 0; remove duplicate rows"
+        )
+    rows = np.repeat(np.arange(n), k)
+    cols = order[:, 1:].ravel()
+    weights = np.exp(-D[rows, cols] / (2.0 * sigma**2))
+    off = rows != cols  # R's diagonal (eye, or the self weight 1) cancels in D − R
+    R = sp.csr_matrix((weights[off], (rows[off], cols[off])), shape=(n, n))
+    R = 0.5 * (R + R.T)
+    return sp.csr_matrix(sp.diags(np.asarray(R.sum(axis=1)).ravel()) - R)
+
+
+@dataclass
+class KernelMap:
+    """``Kernel_mapping.m``: RBF features on anchors, centred on the training rows, + bias."""
+
+    anchors: np.ndarray  # nAnchors x d
+    width: float  # Xsigma: the mean squared training-anchor distance
+    centre: np.ndarray  # per-anchor mean over the training rows
+
+    @classmethod
+    def fit(cls, X: np.ndarray, anchor_rows: np.ndarray) -> tuple[KernelMap, np.ndarray]:
+        anchors = X[anchor_rows]
+        D = squared_distances(X, anchors)
+        width = float(D.mean(axis=1).mean())
+        if not width > 0:
+            raise PmlbenchError(
+                "pml_plr: the training features are all equal after scaling (no feature varies "
+                "on the training rows), so the kernel width is 0; check the dataset"
+            )
+        K = np.exp(-D / (2.0 * width))
+        centre = K.mean(axis=0)
+        mapping = cls(anchors, width, centre)
+        return mapping, mapping._finish(K)
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return self._finish(np.exp(-squared_distances(X, self.anchors) / (2.0 * self.width)))
+
+    def _finish(self, K: np.ndarray) -> np.ndarray:
+        return np.vstack([(K - self.centre).T, np.ones((1, K.shape[0]))])  # h x n
+
+
+def project_columns_to_simplex(V: np.ndarray) -> np.ndarray:
+    """``EProjSimplex_new.m`` applied to every column of ``V``: the Euclidean projection onto
+    {x >= 0, Σx = 1} by the authors' Newton iteration on the shift (at most 100 steps, stop
+    when the sum is within 1e-10 of 1), vectorised over the columns."""
+    n = V.shape[0]
+    V0 = V.T - V.T.mean(axis=1, keepdims=True) + 1.0 / n  # one row per column of V
+    out = V0.copy()
+    active = np.flatnonzero(V0.min(axis=1) < 0)
+    shift = np.zeros(active.size)
+    for step in range(1, PROJECTION_STEPS + 1):
+        if active.size == 0:
+            break
+        V1 = V0[active] - shift[:, None]
+        positive = V1 > 0
+        f = np.where(positive, V1, 0.0).sum(axis=1) - 1.0
+        done = (np.abs(f) <= PROJECTION_TOL) | (step == PROJECTION_STEPS)
+        out[active[done]] = np.maximum(V1[done], 0.0)
+        keep = ~done
+        shift = shift[keep] + f[keep] / positive[keep].sum(axis=1)
+        active = active[keep]
+    return np.ascontiguousarray(out.T)
+
+
+def pinv_gram(Z: np.ndarray, rtol: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """``pinv(2ZᵀZ)`` in factored form ``V diag(w) Vᵀ`` from the thin SVD of Z.
+
+    The eigenvalues of ``2ZᵀZ`` are ``2s²``; those at most ``rtol`` times the largest count as
+    zero. Returns V (n x r), w (r), the smallest kept and the largest dropped eigenvalue ratio.
+    """
+    _, s, Vt = thin_svd(Z)
+    ratio = (s / s[0]) ** 2 if s.size and s[0] > 0 else np.zeros_like(s)
+    keep = ratio > rtol
+    dropped = float(ratio[~keep].max()) if (~keep).any() else 0.0
+    kept = float(ratio[keep].min()) if keep.any() else 0.0
+    return Vt[keep].T, 1.0 / (2.0 * s[keep] ** 2), kept, dropped
+
+
+def polar_product(Ry: np.ndarray, F: np.ndarray, rtol: float) -> np.ndarray:
+    """``Y Q`` with ``Q = M Nᵀ`` from ``[M, ~, N] = svd(YᵀF)`` (n x n), in O(n l²).
+
+    With ``Yᵀ = Q_Y R_Y`` and ``Fᵀ = Q_F R_F``, ``YᵀF = Q_Y (R_Y R_Fᵀ) Q_Fᵀ``; the singular
+    vectors of the n x n matrix that belong to zero singular values are arbitrary, but Y
+    annihilates them whenever ``rank(YᵀF) = rank(Y)``, so ``YQ = R_Yᵀ U Vᵀ Q_Fᵀ`` over the
+    singular values above ``rtol`` times the largest is what any SVD gives.
+    """
+    Qf, Rf = scipy.linalg.qr(F.T, mode="economic", check_finite=False)
+    U, s, Vt = thin_svd(Ry @ Rf.T)
+    keep = s > rtol * s[0] if s.size and s[0] > 0 else np.zeros(s.shape, dtype=bool)
+    return (Ry.T @ U[:, keep]) @ (Vt[keep] @ Qf.T)
+
+
+@dataclass
+class PLRSolution:
+    """Output of :func:`plr_solve`; matrices in the authors' orientation (labels x instances)."""
+
+    W: np.ndarray  # h x l, the W of the last iteration (from F before its last update)
+    F: np.ndarray  # l x n pseudo-labels
+    C: np.ndarray  # n x n instance correlation
+    losses: list[float]  # loss after each iteration (the code's loss(2:end))
+    eigh_solves: int = 0  # H steps whose matrix could not be proved far from singular
+    smallest_kept: float = 1.0  # over iterations: pinv(2HᵀPPᵀH)'s smallest kept eigenvalue ratio
+    largest_dropped: float = 0.0  # ... and its largest eigenvalue ratio treated as zero
+    stages: list[dict[str, np.ndarray]] = field(default_factory=list)
+
+
+def _inverse_times(
+    CCt: np.ndarray, shift: float, B: np.ndarray, bound: float, rtol: float
+) -> tuple[np.ndarray, bool]:
+    """``B pinv(CCt + shift·I)`` for symmetric ``CCt`` (upper triangle filled) with
+    ``0 <= eig(CCt) <= bound``, and whether an eigendecomposition was needed.
+
+    The eigenvalues lie in [shift, bound + shift]; when that interval keeps every eigenvalue
+    above ``rtol`` times the largest in magnitude and of one sign, nothing is cut and the
+    pseudo-inverse is the inverse: a Cholesky solve.
+    """
+    low, high = shift, bound + shift
+    if low > 0 and low > rtol * high:
+        factor = scipy.linalg.cho_factor(CCt + shift * np.eye(len(CCt)), check_finite=False)
+        return scipy.linalg.cho_solve(factor, B.T, check_finite=False).T, False
+    if high < 0 and -high > rtol * -low:
+        factor = scipy.linalg.cho_factor(-(CCt + shift * np.eye(len(CCt))), check_finite=False)
+        return -scipy.linalg.cho_solve(factor, B.T, check_finite=False).T, False
+    S = np.triu(CCt) + np.triu(CCt, 1).T + shift * np.eye(len(CCt))
+    values, vectors = scipy.linalg.eigh(S, check_finite=False)
+    scale = np.abs(values).max()
+    keep = np.abs(values) > rtol * scale
+    return ((B @ vectors[:, keep]) / values[keep]) @ vectors[:, keep].T, True
+
+
+def plr_solve(
+    phi: np.ndarray,
+    G: np.ndarray,
+    L: sp.csr_matrix,
+    Y: np.ndarray,
+    H: np.ndarray,
+    *,
+    alpha: float,
+    beta: float,
+    lam: float,
+    mu: float = 1e3,
+    max_iter: int = 40,
+    tol: float = 1e-4,
+    updates: str = "code",
+    rtol: float = 1e-10,
+    keep_stages: int = 0,
+) -> PLRSolution:
+    """The iterations of ``PML_PLR.m`` from the random start ``H`` (m x n).
+
+    ``phi`` (h x n) kernel features, ``G`` (n x n) squared distances, ``L`` the kNN Laplacian,
+    ``Y`` (l x n) 0/1 candidates. ``keep_stages`` keeps W, F, C after each of the first so
+    many iterations (for comparison with the authors' code stopped there).
+    """
+    if updates not in UPDATES:
+        raise PmlbenchError(f"unknown PML-PLR updates {updates!r}; use one of {list(UPDATES)}")
+    h, n = phi.shape
+    Y = np.asarray(Y, dtype=np.float64)
+    Ys = sp.csr_matrix(Y)
+    L = sp.csr_matrix(L)
+    # W = pinv(φφᵀ + λI) φ Fᵀ: the h x h matrix is fixed, so factor it once
+    A = phi @ phi.T
+    bound = float(np.einsum("ij,ij->", phi, phi))  # trace(φφᵀ) >= its largest eigenvalue
+    ridge, _ = _inverse_times(A, lam, phi.T, bound, rtol)  # φᵀ pinv(A): n x h
+    ridge = ridge.T  # pinv(A) φ, h x n
+    Ry = scipy.linalg.qr(Y.T, mode="economic", check_finite=False)[1]  # Yᵀ = Q_Y R_Y
+    objective = updates == "objective"
+    sign = 1.0 if objective else -1.0
+    F = Y.copy()
+    E = np.zeros_like(Y)
+    C = np.eye(n)
+    solution = PLRSolution(W=np.zeros((h, Y.shape[0])), F=F, C=C, losses=[])
+    for iteration in range(1, max_iter + 1):
+        W = ridge @ F.T
+        Wphi = W.T @ phi
+        YQ = polar_product(Ry, F, rtol)
+        YCt = np.asarray(Ys @ C.T)
+        U, _, Vt = thin_svd((2.0 * YCt + mu * (Y - E)) @ H.T)
+        P = Vt.T @ U.T  # m x l
+        # H(2CCᵀ ∓ μI) = P(2YCᵀ ∓ μ(Y − E)); ‖C‖₂² <= max row sum x max column sum (C >= 0)
+        CCt = dsyrk(2.0, C.T, trans=1)  # upper triangle of 2CCᵀ (C.T is Fortran-ordered)
+        norm_bound = 2.0 * float(C.sum(axis=1).max() * C.sum(axis=0).max())
+        H, by_eigh = _inverse_times(
+            CCt, sign * mu, P @ (2.0 * YCt + sign * mu * (Y - E)), norm_bound, rtol
+        )
+        solution.eigh_solves += by_eigh
+        # C: pinv(2ZᵀZ)(2ZᵀY ± β-term − G) with Z = PᵀH, then each column onto the simplex
+        Z = P.T @ H
+        V, w, kept, dropped = pinv_gram(Z, rtol)
+        solution.smallest_kept = min(solution.smallest_kept, kept)
+        solution.largest_dropped = max(solution.largest_dropped, dropped)
+        FL = np.asarray((L @ F.T).T)  # F L (L symmetric)
+        VtF = V.T @ F.T
+        if objective:
+            smooth = -beta * (np.asarray((L @ V).T) @ F.T) @ F  # −β Vᵀ L FᵀF
+        else:
+            smooth = 2.0 * beta * VtF @ FL  # +2β Vᵀ FᵀF L
+        rhs = 2.0 * (V.T @ Z.T) @ Y + smooth - V.T @ G
+        C = project_columns_to_simplex(V @ (w[:, None] * rhs))
+        T = Y - Z
+        E = soft_threshold(T, alpha / mu) if objective else np.maximum(T - alpha / mu, 0.0)
+        # F: multiplicative update
+        excess = np.maximum(F - Y, 0.0)
+        FA = 2.0 * F + beta * np.asarray((L @ (F @ C.T).T).T) + beta * (FL @ C) + MACHINE_EPS
+        F = F * (Wphi + YQ) / FA - excess * Y / FA
+        FCt = F @ C.T
+        FL_new = np.asarray((L @ F.T).T)
+        loss = (
+            float(np.sum((Wphi - F) ** 2))
+            + float(np.sum((YQ - F) ** 2))
+            + float(np.sum((Y - Z @ C) ** 2))
+            + float(np.einsum("ij,ij->", G, C))
+            + alpha * float(np.abs(T).sum())
+            + beta * float(np.einsum("ij,ij->", FL_new, FCt))
+            + lam * float(np.sum(W * W))
+        )
+        solution.losses.append(loss)
+        solution.W, solution.F, solution.C = W, F, C
+        if iteration <= keep_stages:
+            solution.stages.append({"W": W, "F": F, "C": C})
+        if iteration > 5:
+            previous = solution.losses[-2]
+            if (previous - loss) / previous < tol:
+                break
+    return solution
+
+
+def refusal_message(n: int, max_train: int | None) -> str | None:
+    """One line naming the cap a training set of n instances exceeds; None within it."""
+    if max_train is None or n <= max_train:
+        return None
+    gib = 5 * n * n * 8 / 2**30
+    return (
+        f"pml_plr refuses {n} training instances (method.max_train = {max_train}): every "
+        f"iteration solves an n x n system and multiplies n x n matrices (about {gib:.1f} GiB "
+        f"of them at n = {n}), so above the cap one split takes more than 10x ML-kNN's time; "
+        f"set method.max_train={n} (or null) to run it anyway"
+    )
+
+
+class PMLPLR(ValidatedParameters, BaseEstimator):
+    """PML-PLR (Chen et al., IJCAI 2025): pseudo-labels reconstructed through an instance
+    correlation learned from the candidate labels, and a kernel ridge predictor on them.
+
+    Args:
+        alpha: α, weight of the ℓ1 term on ``Y − PᵀH`` (demo: 0.1), >= 0.
+        beta: β, weight of the manifold term ``tr(F L C Fᵀ)`` (demo: 0.01), >= 0.
+        lam: λ, ridge weight on W (demo: 1), >= 0.
+        ratio: m = ⌈ratio·l⌉ rows of P and H (demo: 0.8), in (0, 1].
+        mu: μ, the fixed penalty on ``E = Y − PᵀH`` (code: 1000), > 0.
+        n_neighbors: k of the kNN graph (code: 5).
+        max_iter: iterations at most (demo: 40).
+        tol: after the fifth iteration, stop when the loss decreased by less than this
+            fraction of its previous value (code: 1e-4), >= 0.
+        updates: "code" (default: the H, C and E steps as the authors' code computes them) or
+            "objective" (the stationary points of the loss the code evaluates; see the module
+            docstring and docs/methods/pml_plr.md).
+        threshold: ``predict`` keeps labels whose score is at least this (demo: 0.5).
+        rtol: a singular value counts as zero in a pseudo-inverse or polar factor when it is
+            at most this times the largest, in (0, 1).
+        max_train: largest training set ``fit`` accepts (None: no cap); above it ``fit``
+            refuses before any work (n x n dense matrices, O(n³) per iteration).
+        random_state: seeds the kernel anchors and the start of H, an integer in [0, 2³²) or
+            None; the runner fills in the split's seed.
+        blas_threads: BLAS threads during fit and predict (None: the library default).
+    """
+
+    default_bipartition = {"rule": "method"}
+    parameter_constraints = {
+        "alpha": NON_NEGATIVE,
+        "beta": NON_NEGATIVE,
+        "lam": NON_NEGATIVE,
+        "ratio": [Interval(float, 0, 1, closed="right")],
+        "mu": POSITIVE,
+        "n_neighbors": [Interval(int, 1, None)],
+        "max_iter": [Interval(int, 1, None)],
+        "tol": NON_NEGATIVE,
+        "updates": [Options(UPDATES)],
+        "threshold": [Interval(float)],
+        "rtol": [Interval(float, 0, 1, closed="neither")],
+        "max_train": CAP,
+        "random_state": SEED,
+        "blas_threads": BLAS_THREADS,
+    }
+
+    def __init__(
+        self,
+        alpha: float = 0.1,
+        beta: float = 0.01,
+        lam: float = 1.0,
+        ratio: float = 0.8,
+        mu: float = 1e3,
+        n_neighbors: int = 5,
+        max_iter: int = 40,
+        tol: float = 1e-4,
+        updates: str = "code",
+        threshold: float = 0.5,
+        rtol: float = 1e-10,
+        max_train: int | None = MAX_TRAIN,
+        random_state: int | None = None,
+        blas_threads: int | None = 1,
+    ):
+        self.alpha = alpha
+        self.beta = beta
+        self.lam = lam
+        self.ratio = ratio
+        self.mu = mu
+        self.n_neighbors = n_neighbors
+        self.max_iter = max_iter
+        self.tol = tol
+        self.updates = updates
+        self.threshold = threshold
+        self.rtol = rtol
+        self.max_train = max_train
+        self.random_state = random_state
+        self.blas_threads = blas_threads
+
+    def n_anchors(self, n: int, d: int) -> int:
+        """``Kernel_mapping.m``: 5 anchors per feature, at most the training instances."""
+        return min(5 * d, n)
+
+    def initial_values(self, n: int, d: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
+        """The random parts of a fit: the anchor rows (``randsample(n, nAnchors)``, 0-based)
+        and the start of H (m x n standard normal, ``randn(m, n)``), from ``random_state``."""
+        rng = np.random.default_rng(np.random.SeedSequence(self.random_state))
+        anchors = rng.choice(n, size=self.n_anchors(n, d), replace=False)
+        m = math.ceil(n_labels * float(self.ratio))
+        return anchors, rng.standard_normal((m, n))
+
+    def fit(self, X, Y) -> PMLPLR:
+        """Scale, map, build the graph and run the iterations on the candidate labels."""
+        self._validate_params()
+        n = X.shape[0]
+        refusal = refusal_message(n, self.max_train)
+        if refusal is not None:
+            raise NotApplicable(refusal)
+        start = time.perf_counter()
+        X = as_dense(check_features(X), dtype=np.float64)
+        Y = check_label_matrix(Y, what="candidate labels", n_rows=n)
+        if n <= self.n_neighbors:
+            raise PmlbenchError(
+                f"method.n_neighbors = {self.n_neighbors} neighbours requested but the training "
+                f"data has {n} instances; use method.n_neighbors <= {n - 1}"
+            )
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            self._fit(X, Y, start)
+        return self
+
+    def _fit(self, X: np.ndarray, Y: np.ndarray, start: float) -> None:
+        self.scale_low_, self.scale_span_ = minmax_fit(X)
+        Xs = minmax_apply(X, self.scale_low_, self.scale_span_)
+        anchors, H0 = self.initial_values(X.shape[0], X.shape[1], Y.shape[1])
+        self.kernel_, phi = KernelMap.fit(Xs, anchors)
+        G = pairwise_squared_distances(Xs)
+        L = knn_laplacian(G, int(self.n_neighbors))
+        prepared = time.perf_counter()
+        solution = plr_solve(
+            phi,
+            G,
+            L,
+            Y.T,
+            H0,
+            alpha=float(self.alpha),
+            beta=float(self.beta),
+            lam=float(self.lam),
+            mu=float(self.mu),
+            max_iter=int(self.max_iter),
+            tol=float(self.tol),
+            updates=self.updates,
+            rtol=float(self.rtol),
+        )
+        self.W_ = solution.W
+        self.pseudo_labels_ = solution.F.T  # n x l
+        self.disambiguation_scores_ = self.pseudo_labels_
+        self.correlation_ = solution.C
+        self.losses_ = solution.losses
+        self.n_features_in_ = X.shape[1]
+        iterations = len(solution.losses)
+        self.diagnostics_ = {
+            "iterations": iterations,
+            "stopped_by_tol": iterations < int(self.max_iter),
+            "loss": float(f"{solution.losses[-1]:.6g}"),
+            "n_anchors": int(anchors.size),
+            "m": int(H0.shape[0]),
+            "pinv_smallest_kept": float(f"{solution.smallest_kept:.3g}"),
+            "pinv_largest_dropped": float(f"{solution.largest_dropped:.3g}"),
+            "h_solves_by_eigh": solution.eigh_solves,
+            "prepare_seconds": round(prepared - start, 3),
+            "fit_seconds": round(time.perf_counter() - start, 3),
+        }
+
+    def decision_function(self, X) -> np.ndarray:
+        """``Wᵀφ(x)`` (n x l), the scores of ``main_PML.m``."""
+        X = as_dense(check_features(X), dtype=np.float64)
+        check_feature_count(X, self.n_features_in_, method="PML-PLR")
+        Xs = minmax_apply(X, self.scale_low_, self.scale_span_)
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            return (self.W_.T @ self.kernel_.transform(Xs)).T
+
+    def predict(self, X) -> np.ndarray:
+        """Labels whose score is at least ``threshold`` (the demo's ``Y_pred >= 0.5``)."""
+        return (self.decision_function(X) >= self.threshold).astype(np.uint8)
