@@ -113,7 +113,7 @@ def test_key_keeps_what_learned_bipartition_rules_read():
 def test_key_covers_the_code():
     description = unit_description(spec(), 0)
     code = description["code"]
-    assert code["plugins"]["pmlbench"] and code["pmlbench"]
+    assert code["plugins"] == {} and code["pmlbench"]  # built-in plugins: code.pmlbench
     assert set(code["libraries"]) == {"numpy", "scipy", "scikit-learn"}
     assert description["files"] == {}  # no config string names a file
     assert "code" not in unit_description(spec(), 0, fingerprints=False)
