@@ -1,0 +1,342 @@
+"""PMNDP against the authors' code run in GNU Octave (committed numbers, no Octave needed),
+stage by stage; its tie rules under rounding-level perturbations; parameters and caps.
+
+tests/fixtures/pmndp/reference.npz holds the inputs and Octave's outputs; the script beside it
+(make_reference.py) produced them and regenerates them. Only the last test runs Octave.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.spatial.distance import cdist
+from sklearn.metrics import roc_auc_score
+
+from pmlbench.errors import NotApplicable, PmlbenchError
+from pmlbench.methods.pmndp import (
+    MATLAB_EPS,
+    PMNDP,
+    cosine_distances,
+    heat_knn_graph,
+    laplacian,
+    pmndp_train,
+    propagate,
+    solve_symmetric_sylvester,
+    truth_labels,
+)
+from pmlbench.plugins import registry
+from pmlbench.testing import check_method
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pmndp"
+REFERENCE = np.load(FIXTURES / "reference.npz")
+META = json.loads(str(REFERENCE["meta"]))
+CASES = META["cases"]
+DEMO = {key: value for key, value in META["params"].items() if key != "threshold"}
+TRAIN = {key: DEMO[key] for key in ("alpha", "beta", "lam", "enaf", "theta", "k")}
+RTOL = 1e-6
+# The Sylvester equation of stage 1 is ill-conditioned on the art subset (separation 5e-8):
+# three correct solvers (Octave's lyap, scipy's solve_sylvester, pmlbench's) agree there
+# to 1.3e-10 of the largest entry, which is 1e-6 relative only for entries above 1e-4 of it.
+WELL_CONDITIONED = ("synth", "binary")
+
+
+def relative_error(actual: np.ndarray, expected: np.ndarray, floor: float = RTOL) -> float:
+    """Largest |actual − expected| relative to the expected entry, entries below ``floor`` x
+    the largest compared with that floor."""
+    scale = floor * np.abs(expected).max()
+    return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), scale)))
+
+
+def normwise_error(actual: np.ndarray, expected: np.ndarray) -> float:
+    return float(np.abs(actual - expected).max() / np.abs(expected).max())
+
+
+def fitted(name: str, **params) -> PMNDP:
+    return PMNDP(**params).fit(REFERENCE[f"{name}_X"], REFERENCE[f"{name}_C"])
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_stages_match_the_authors_code(name):
+    """Truth_label_export, then PMNDP_train, then X W, fitted and scored on the same input."""
+    X = REFERENCE[f"{name}_X"]
+    model = fitted(name)
+    # stage 1: the propagated labels exactly, the Sylvester solution H to 1e-6
+    assert np.array_equal(model.propagated_labels_, REFERENCE[f"{name}_T"])
+    floor = RTOL if name in WELL_CONDITIONED else 1e-4
+    assert relative_error(model.H_, REFERENCE[f"{name}_H"], floor) < RTOL
+    assert normwise_error(model.H_, REFERENCE[f"{name}_H"]) < 1e-9
+    # stage 2: the same number of iterations, the same objective values, W
+    objective = REFERENCE[f"{name}_obj"]
+    assert model.diagnostics_["iterations"] == objective.size
+    assert relative_error(np.array(model.objective_), objective) < RTOL
+    assert relative_error(model.W_, REFERENCE[f"{name}_W"], floor) < RTOL
+    # scores and labels (PMNDP_predict.m)
+    assert relative_error(model.decision_function(X), REFERENCE[f"{name}_scores"], floor) < RTOL
+    assert np.array_equal(model.predict(X), REFERENCE[f"{name}_pred"])
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_stage_two_alone_matches_from_octaves_stage_one(name):
+    """PMNDP_train fed Octave's propagated labels and H: W entry by entry to 1e-6."""
+    X = REFERENCE[f"{name}_X"]
+    training = pmndp_train(X, REFERENCE[f"{name}_T"], REFERENCE[f"{name}_H"], **TRAIN)
+    assert training.iterations == REFERENCE[f"{name}_obj"].size
+    assert relative_error(training.W, REFERENCE[f"{name}_W"]) < RTOL
+
+
+def test_reference_cases_exercise_the_code_paths():
+    """The fixture is not trivial: several iterations, labels off the candidates, ties."""
+    for name in CASES:
+        T, C = REFERENCE[f"{name}_T"], REFERENCE[f"{name}_C"]
+        assert (T & (1 - C)).any()  # the code propagates labels outside the candidate sets
+        assert ((C == 1) & (T == 0)).any()  # and drops candidates
+    assert REFERENCE["binary_obj"].size > 5 and REFERENCE["art_obj"].size > 5
+    X = REFERENCE["binary_X"]
+    assert not X[:, 3].any() and np.array_equal(X[:, 4], X[:, 11])
+    assert np.array_equal(X[0:10], X[60:70])
+
+
+def test_sylvester_solution_is_scipys():
+    X, C = REFERENCE["synth_X"], REFERENCE["synth_C"]
+    negative = 1.0 - C
+    A = X.T @ X + 0.5
+    B = 0.5 * cosine_distances(negative)
+    Q = -(X.T @ negative)
+    ours = solve_symmetric_sylvester(A, B, Q)
+    theirs = scipy.linalg.solve_sylvester(A, B, Q)
+    assert relative_error(ours.H, theirs) < 1e-9
+    np.testing.assert_allclose(A @ ours.H + ours.H @ B, Q, atol=1e-9 * np.abs(Q).max())
+
+
+def test_cosine_distances_are_scipys():
+    C = REFERENCE["binary_C"].astype(np.float64)
+    C[:, 2] = 0.0  # a label no instance carries: eps keeps its direction defined
+    expected = cdist(C.T + MATLAB_EPS, C.T + MATLAB_EPS, "cosine")
+    np.testing.assert_allclose(cosine_distances(C), np.maximum(expected, 0), atol=1e-12)
+    assert (np.diag(cosine_distances(C)) == 0).all()
+
+
+def graph_from_points(P: np.ndarray, k: int) -> sp.csr_matrix:
+    return heat_knn_graph(np.einsum("ij,ij->i", P, P), lambda a, b: P[a:b] @ P.T, k)
+
+
+def test_graph_ties_go_to_the_lower_index_and_self_counts_among_the_k_plus_one():
+    """constructW's rule: the k + 1 nearest points by (distance, index), self included,
+    then self links dropped and the graph symmetrised by the maximum."""
+    points = np.array([[0.0], [1.0], [-1.0], [2.0], [-2.0], [0.0]])  # 5 duplicates 0
+    S = graph_from_points(points, 2)
+    # point 0: itself and 5 at distance 0, then 1 and 2 tie at 1 -> 5, 1 (k + 1 = 3: 0, 5, 1)
+    # point 5: 0 (lower index) and itself, then 1 -> 0, 1; point 3: itself, 1, then 0 and 5
+    # tie at 4 -> 0. Symmetrised: edges 0-5, 0-1, 5-1, 3-1, 3-0, 2-0, 2-4, 4-0 ...
+    out = {i: set(sp.find(S[i])[1].tolist()) for i in range(6)}
+    assert {5, 1} <= out[0] and 0 in out[5] and 1 in out[5]
+    assert out[3] == {1, 0} and 5 not in out[3]
+    assert out[4] == {2, 0}
+    weights = S.data
+    np.testing.assert_allclose(weights, np.exp(-np.round(weights) * 0), rtol=1e-6)  # t = 1e4
+
+
+def test_graph_of_many_duplicates_gives_k_plus_one_others():
+    """Octave's min loop takes the k + 1 lowest-index duplicates, which need not include the
+    point itself: then it keeps k + 1 neighbours. pmlbench's rule does the same."""
+    points = np.zeros((8, 2))
+    S = graph_from_points(points, 2)
+    assert set(sp.find(S[7])[1].tolist()) == {0, 1, 2}  # plus symmetrisation: none into 7
+    assert set(sp.find(S[0])[1].tolist()) == {1, 2, 3, 4, 5, 6, 7}
+
+
+def perturbed(X: np.ndarray, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return X * (1.0 + 1e-15 * rng.choice([-1.0, 1.0], size=X.shape))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_rounding_level_perturbations_change_no_decision(name):
+    """Inputs perturbed at 1e-15 relative: same kNN graphs, propagated labels, iteration
+    count and predicted labels; scores within 1e-9 (the ties of the binary case are exact
+    in the unperturbed data and broken by index; perturbed, they are ties by the rule)."""
+    X, C = REFERENCE[f"{name}_X"], REFERENCE[f"{name}_C"]
+    base = PMNDP().fit(X, C)
+    graph = laplacian(graph_from_points(X, 5))
+    feature_graph = laplacian(graph_from_points(np.ascontiguousarray(X.T), 5))
+    for seed in (1, 2):
+        Xp = perturbed(X, seed)
+        model = PMNDP().fit(Xp, C)
+        assert np.array_equal(model.propagated_labels_, base.propagated_labels_)
+        assert model.diagnostics_["iterations"] == base.diagnostics_["iterations"]
+        assert np.array_equal(model.predict(X), base.predict(X))
+        assert normwise_error(model.decision_function(X), base.decision_function(X)) < 1e-9
+        for ours, theirs in (
+            (laplacian(graph_from_points(Xp, 5)), graph),
+            (laplacian(graph_from_points(np.ascontiguousarray(Xp.T), 5)), feature_graph),
+        ):
+            assert np.array_equal(ours.indices, theirs.indices)
+            assert np.array_equal(ours.indptr, theirs.indptr)
+    if name == "binary":  # and with the instances and features in another order
+        rows, cols = np.arange(X.shape[0])[::-1], np.arange(X.shape[1])[::-1]
+        model = PMNDP().fit(X[rows][:, cols], C[rows])
+        assert model.diagnostics_["iterations"] >= 2
+
+
+def test_truth_label_rules():
+    position = np.array(
+        [
+            [0.3] * 6,  # flat: the code divides 0 by 0 there; only the first label
+            [2.9, 3.0 * (1 - 1e-12), 3.0, 2.9, 2.9, 0.0],  # a near-tie at the top: lower index
+            [0.0, 0.0, 1.0, 1.0, 2.0, 0.0],  # confidences 0.25, 0.25, 0.5: 0.25 is not above
+            [0.0, 0.0, 1.0, 1.0 + 1e-11, 2.0, 0.0],  # within 1e-9 of tar: not above it either
+            [0.0, 0.0, 1.0, 1.2, 2.0, 0.0],
+        ]
+    )
+    labels, confidences, flat = truth_labels(position, 0.25)
+    assert flat == 1
+    assert labels.tolist() == [
+        [1, 0, 0, 0, 0, 0],
+        [0, 1, 0, 0, 0, 0],
+        [0, 0, 0, 0, 1, 0],
+        [0, 0, 0, 0, 1, 0],
+        [0, 0, 0, 1, 1, 0],
+    ]
+    assert (confidences[0] == 0).all()
+    np.testing.assert_allclose(confidences[2], [0, 0, 0.25, 0.25, 0.5, 0])
+
+
+def test_disambiguation_scores_are_the_propagation_confidences():
+    model = fitted("synth")
+    scores = model.disambiguation_scores_
+    assert scores.shape == REFERENCE["synth_C"].shape
+    np.testing.assert_allclose(scores.sum(axis=1), 1.0, rtol=1e-12)
+    top = np.argmax(scores, axis=1)
+    assert model.propagated_labels_[np.arange(scores.shape[0]), top].all()
+    assert np.array_equal(
+        model.propagated_labels_ == 1, (scores > 0.25) | (scores == scores.max(1, keepdims=True))
+    )
+
+
+@pytest.mark.parametrize("name", ["synth", "art"])
+def test_confidences_rank_true_candidates_above_false_ones(name):
+    """What stage 1 is for: among the candidates, the true labels get higher confidences
+    (area under the ROC curve 0.64 on synth and 0.62 on art, against 0.5 by chance)."""
+    model = fitted(name)
+    candidates = REFERENCE[f"{name}_C"] == 1
+    truth = REFERENCE[f"{name}_Y"][candidates]
+    assert roc_auc_score(truth, model.disambiguation_scores_[candidates]) > 0.6
+
+
+def test_intended_formulas():
+    """formula='intended': (G + μ1 I) H + μ2 H R = −XᵀȲ, and the negative propagation scaled
+    by δ instead of 1/δ."""
+    X, C = REFERENCE["synth_X"], REFERENCE["synth_C"]
+    negative = 1.0 - C
+    code = propagate(X, C, **{k: DEMO[k] for k in ("k", "delta", "gamma", "mu1", "mu2", "tar")})
+    intended = propagate(
+        X,
+        C,
+        formula="intended",
+        **{k: DEMO[k] for k in ("k", "delta", "gamma", "mu1", "mu2", "tar")},
+    )
+    A = X.T @ X + 0.5 * np.eye(X.shape[1])
+    R = cosine_distances(negative)
+    np.testing.assert_allclose(
+        A @ intended.H + 0.5 * intended.H @ R, -(X.T @ negative), atol=1e-9 * X.shape[0]
+    )
+    # P = (L+δI)⁻¹(δ1 + γXH) − s(L+δI)⁻¹Ȳ: undo each with its own H and compare the rest
+    graph = laplacian(graph_from_points(X, 5)) + 0.5 * sp.identity(X.shape[0])
+    rest_code = graph @ code.position - 0.1 * X @ code.H - 0.5
+    rest_intended = graph @ intended.position - 0.1 * X @ intended.H - 0.5
+    np.testing.assert_allclose(rest_code, -2.0 * negative, atol=1e-9)
+    np.testing.assert_allclose(rest_intended, -0.5 * negative, atol=1e-9)
+    model = fitted("synth", formula="intended")
+    assert model.diagnostics_["formula"] == "intended"
+
+
+def test_check_method():
+    check_method("pmndp")
+
+
+@pytest.mark.parametrize(
+    ("params", "key"),
+    [
+        ({"k": 0}, "method.k"),
+        ({"delta": 0}, "method.delta"),
+        ({"gamma": -1}, "method.gamma"),
+        ({"tar": 1.5}, "method.tar"),
+        ({"enaf": 0}, "method.enaf"),
+        ({"theta": float("nan")}, "method.theta"),
+        ({"max_iter": 2.5}, "method.max_iter"),
+        ({"formula": "paper"}, "method.formula"),
+        ({"max_features": 0}, "method.max_features"),
+        ({"max_instances": -3}, "method.max_instances"),
+        ({"blas_threads": 0}, "method.blas_threads"),
+        ({"k": 30}, "method.k"),  # the binary set has 30 features: at most 29 neighbours
+    ],
+)
+def test_bad_parameters_are_one_line_errors(params, key):
+    with pytest.raises(PmlbenchError, match=key) as error:
+        fitted("binary", **params)
+    assert "\n" not in str(error.value)
+
+
+def test_inputs_over_the_caps_are_refused_before_any_work():
+    X, C = REFERENCE["binary_X"], REFERENCE["binary_C"]
+    PMNDP(max_features=30, max_instances=120).fit(X, C)
+    with pytest.raises(NotApplicable, match="method.max_features=null") as error:
+        PMNDP(max_features=29).fit(X, C)
+    assert "30 x 30" in str(error.value) and "\n" not in str(error.value)
+    with pytest.raises(NotApplicable, match="method.max_instances=null"):
+        PMNDP(max_instances=119).fit(X, C)
+    PMNDP(max_features=None, max_instances=None).fit(X, C)
+
+
+def test_sparse_features_give_the_same_fit():
+    X, C = REFERENCE["binary_X"], REFERENCE["binary_C"]
+    dense, sparse = PMNDP().fit(X, C), PMNDP().fit(sp.csr_matrix(X), C)
+    np.testing.assert_array_equal(dense.propagated_labels_, sparse.propagated_labels_)
+    np.testing.assert_allclose(
+        sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X), rtol=1e-12
+    )
+
+
+def test_wrong_feature_count_at_test_time():
+    model = fitted("synth")
+    with pytest.raises(PmlbenchError, match="fitted on 12 features"):
+        model.decision_function(REFERENCE["synth_X"][:, :5])
+
+
+def test_registered_with_the_demo_defaults():
+    cls = registry.load("method", "pmndp")
+    assert cls is PMNDP
+    model = cls()
+    got = {key: getattr(model, key) for key in META["params"]}
+    assert got == META["params"]
+
+
+def test_regenerated_reference_matches_the_committed_one(tmp_path):
+    """Run the authors' code again in Octave (optional: needs octave-cli with the control and
+    statistics packages and a copy of the authors' repository in PMNDP_SOURCE)."""
+    if shutil.which("octave-cli") is None:
+        pytest.skip("octave-cli is not installed (Debian package 'octave')")
+    source = os.environ.get("PMNDP_SOURCE")
+    if not source:
+        pytest.skip("set PMNDP_SOURCE to a checkout of github.com/zhongjingyu1/PMNDP")
+    out = tmp_path / "reference.npz"
+    subprocess.run(
+        [sys.executable, str(FIXTURES / "make_reference.py"), "--source", source, "--out", out],
+        check=True,
+        capture_output=True,
+    )
+    fresh = np.load(out)
+    for name in CASES:
+        for part in ("T", "pred"):
+            assert np.array_equal(fresh[f"{name}_{part}"], REFERENCE[f"{name}_{part}"])
+        for part in ("H", "W", "scores", "obj"):
+            assert normwise_error(fresh[f"{name}_{part}"], REFERENCE[f"{name}_{part}"]) < 1e-9
