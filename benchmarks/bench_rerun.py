@@ -1,7 +1,8 @@
 """Time the rerun of a finished 600-unit sweep, and the code and file digests in its keys.
 
-Unit keys cover every file of each plugin's distribution, pmlbench's own source, the files a
-config names and the library versions (pmlbench.runner.units). This checks that computing
+Unit keys cover every file of each third-party plugin's distribution, the import closure in
+pmlbench of the unit's plugins and of the protocol, the files a config names and the library
+versions (pmlbench.runner.units). This checks that computing
 them keeps a finished sweep's rerun fast:
 
 1. the digests alone: the first call in a process (every file read and hashed) and later
@@ -38,7 +39,13 @@ from pmlbench.core import fingerprint
 from pmlbench.protocol.experiment import SplitResult, prepare
 from pmlbench.runner.run import UnitRunner, run_config, spec_from_config
 from pmlbench.runner.store import ResultStore
-from pmlbench.runner.units import code_fingerprint, input_files, unit_keys
+from pmlbench.runner.units import (
+    _plugin_infos,
+    code_fingerprint,
+    code_roots,
+    input_files,
+    unit_keys,
+)
 
 KS = list(range(1, 31))
 RATES = [0.5, 1.0, 1.5, 2.0]
@@ -74,9 +81,12 @@ def time_digests(config: dict) -> dict[str, float]:
         unit_keys(spec)
         warm.append(time.perf_counter() - start)
     parts = {}
+    roots = code_roots(_plugin_infos(spec))
     for name, call in (
         ("code_fingerprint", lambda: code_fingerprint(spec)),
-        ("pmlbench_source_digest", fingerprint.pmlbench_source_digest),
+        ("import closure digest", lambda: fingerprint.modules_digest(roots)),
+        ("pmlbench_tree (walk)", fingerprint.pmlbench_tree),
+        ("whole-source digest", fingerprint.pmlbench_source_digest),
         ("input_files", lambda: input_files(spec)),
     ):
         runs = []

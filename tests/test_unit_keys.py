@@ -22,7 +22,7 @@ from pmlbench.core import fingerprint
 from pmlbench.runner.dryrun import plan_job
 from pmlbench.runner.run import run_config, spec_from_config
 from pmlbench.runner.store import ResultStore
-from pmlbench.runner.units import _plugin_infos, code_fingerprint, code_roots, unit_keys
+from pmlbench.runner.units import _plugin_infos, code_fingerprint, code_modules, unit_keys
 
 PACKAGE = Path(fingerprint.__file__).resolve().parents[1]
 METRICS = ["hamming_loss", "average_precision"]
@@ -36,8 +36,7 @@ def config_of(method: str, *overrides: str) -> dict:
 
 
 def closure_of(method: str, *overrides: str) -> list[str]:
-    spec = spec_from_config(config_of(method, *overrides))
-    return fingerprint.module_closure(code_roots(_plugin_infos(spec)))
+    return code_modules(spec_from_config(config_of(method, *overrides)))
 
 
 @pytest.fixture

@@ -18,8 +18,9 @@ The description also holds what else determines a unit's numbers (pmlbench.core.
   the static import closure (module- and function-level imports, the packages an import
   runs, their package data) of the modules of its dataset, noise model, method and metrics
   (those it lists, the tuning score and the bipartition objective), of every pmlbench
-  module a third-party plugin's distribution imports, and of :data:`COMPUTE_ROOTS` (the
-  protocol and the runner modules that turn a split into stored numbers). An edit of
+  module a third-party plugin's distribution imports, and of :data:`COMPUTE_PACKAGES` and
+  :data:`COMPUTE_MODULES` (the protocol and the runner modules that turn a split into
+  stored numbers); :func:`code_modules` lists them. An edit of
   LIFT's module leaves ML-kNN's units valid; an edit of ML-kNN's module, of a module it
   imports or of the protocol gives ML-kNN's units new keys;
 - ``code.plugins``: a digest of every file of each third-party distribution providing the
@@ -55,6 +56,7 @@ from pmlbench.core.fingerprint import (
     distribution_imports,
     file_digest,
     library_versions,
+    module_closure,
     modules_digest,
     pmlbench_tree,
 )
@@ -178,6 +180,11 @@ def code_roots(infos: list[registry.PluginInfo]) -> list[str]:
     roots.update(COMPUTE_MODULES)
     roots.update(m for m in modules for p in COMPUTE_PACKAGES if m == p or m.startswith(p + "."))
     return sorted(r for r in roots if r in modules)
+
+
+def code_modules(spec: ExperimentSpec) -> list[str]:
+    """The pmlbench modules ``code.pmlbench`` covers for the units of ``spec`` (sorted)."""
+    return module_closure(code_roots(_plugin_infos(spec)))
 
 
 def plugin_fingerprint(kind: str, name: str) -> str | None:
