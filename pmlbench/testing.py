@@ -176,6 +176,9 @@ class _Runner:
             self._add(step, False, str(exc), exc)
         except Exception as exc:  # the plugin's own code crashed: that is what we report
             self._add(step, False, f"{label} failed ({type(exc).__name__}: {exc})", exc)
+        except SystemExit as exc:  # outside a plugin_call, e.g. in the constructor
+            detail = f"{label} called sys.exit({exc.code!r}); a plugin must raise, never exit"
+            self._add(step, False, detail, PluginError(detail))
         else:
             self._add(step, True, detail)
             return

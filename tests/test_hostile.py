@@ -4,12 +4,18 @@ wrong, stale or lost number with exit status 0, a traceback or a raw terminal es
 
 from __future__ import annotations
 
+import ctypes
+import os
+import subprocess
+import sys
 import textwrap
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pmlbench.api import compose_config
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.external import ExternalCommand
 
@@ -92,3 +98,142 @@ def test_a_shell_script_the_key_cannot_follow_is_refused(script, problem):
         ExternalCommand(f"sh -c '{script}'").fit(X, Y)
     assert problem in str(error.value) and "\n" not in str(error.value)
     ExternalCommand("sh -c 'cd {workdir} && python prog.py {train} {test} {out}'").fit(X, Y)
+
+
+# --------------------------------------------------------------- plugin code that exits
+
+HOSTILE_PLUGINS = '''
+import ctypes
+import os
+import sys
+
+from pmlbench.methods.mlknn import MLkNN
+
+
+class Hostile(MLkNN):
+    """ML-kNN whose fit ends the process the way ``how`` says (fits normally with "none")."""
+
+    def __init__(self, k=10, s=1.0, how="none"):
+        super().__init__(k, s)
+        self.how = how
+
+    def fit(self, X, Y):
+        if self.how == "exit0":
+            sys.exit(0)
+        if self.how == "os_exit":
+            os._exit(0)
+        if self.how == "segfault":
+            ctypes.string_at(0)
+        return super().fit(X, Y)
+'''
+
+
+def plugin_env(root: Path) -> dict[str, str]:
+    """The environment with method ``hostile`` installed (a distribution on PYTHONPATH)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "hostile_plugins.py").write_text(HOSTILE_PLUGINS)
+    info = root / "pmlbench_hostile-0.1.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pmlbench-hostile\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[pmlbench.methods]\nhostile = hostile_plugins:Hostile\n"
+    )
+    path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def pmlbench(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pmlbench", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def hostile_env(tmp_path_factory) -> dict[str, str]:
+    return plugin_env(tmp_path_factory.mktemp("hostile_plugins"))
+
+
+def _exiting_fit(how: str):
+    def fit(self, X, Y):
+        if how == "exit0":
+            sys.exit(0)
+        if how == "os_exit":
+            os._exit(0)
+        ctypes.string_at(0)
+
+    return fit
+
+
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("exit0", "called sys.exit(0) (SystemExit) inside the unit"),
+        ("os_exit", "ended without a result (exit code 0)"),
+        ("segfault", "ended without a result (killed by SIGSEGV)"),
+    ],
+)
+def test_a_unit_whose_plugin_ends_the_process_is_a_failed_unit(tmp_path, monkeypatch, how, message):
+    from pmlbench.methods.mlknn import MLkNN
+    from pmlbench.runner.run import UnitsFailed, run_config
+    from pmlbench.runner.store import ResultStore, iter_failures
+
+    monkeypatch.setattr(MLkNN, "fit", _exiting_fit(how))
+    config = compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=2"])
+    store = ResultStore(tmp_path / "store")
+    with pytest.raises(UnitsFailed) as error:
+        run_config(config, tmp_path / "run", quiet=True, store=store)  # no unit_timeout
+    assert message in str(error.value) and "\n" not in str(error.value)
+    assert len(list(iter_failures(store.root))) == 2
+
+
+def test_sys_exit_fails_the_unit_without_fork_too(tmp_path, monkeypatch):
+    from pmlbench.methods.mlknn import MLkNN
+    from pmlbench.runner import run
+    from pmlbench.runner.store import ResultStore
+
+    monkeypatch.setattr(MLkNN, "fit", _exiting_fit("exit0"))
+    monkeypatch.setattr(run, "isolation_available", lambda: False)
+    config = compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=1"])
+    with pytest.raises(run.UnitsFailed, match=r"called sys\.exit\(0\)"):
+        run.run_config(config, tmp_path / "run", quiet=True, store=ResultStore(tmp_path / "s"))
+
+
+def test_a_sweep_goes_on_past_plugins_that_end_the_process(tmp_path, hostile_env):
+    done = pmlbench(
+        tmp_path,
+        "-m",
+        "method=hostile",
+        "method.how=exit0,os_exit,segfault,none",
+        "dataset=genbase",
+        "protocol.n_splits=1",
+        "cache_dir=null",
+        "quiet=true",
+        "hydra.sweep.dir=sweep",
+        env=hostile_env,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout + done.stderr
+    assert "called sys.exit(0)" in out
+    assert out.count("ended without a result") == 2
+    assert "Fatal Python error" not in out and "Traceback" not in out
+    assert (tmp_path / "sweep" / "3_hostile_genbase" / "results.csv").is_file()
+
+
+@pytest.mark.parametrize("how", ["exit0", "os_exit", "segfault"])
+def test_check_plugin_reports_a_plugin_that_ends_the_process(tmp_path, hostile_env, how):
+    done = subprocess.run(
+        [sys.executable, "-m", "pmlbench", "check-plugin", "hostile", "--param", f"how={how}"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=hostile_env,
+        timeout=600,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert ("sys.exit(0)" if how == "exit0" else "ended without a result") in done.stdout
+    assert "Fatal Python error" not in done.stdout + done.stderr

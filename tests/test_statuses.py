@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pmlbench.errors import NotApplicable, PmlbenchError
+from pmlbench.errors import NotApplicable, PluginError, PmlbenchError
 from pmlbench.report.sources import load_results
 from pmlbench.runner.format import (
     STORE_NOT_APPLICABLE_SUFFIX,
@@ -158,7 +158,7 @@ def test_a_unit_in_a_child_returns_its_value_or_raises_its_error():
     with pytest.raises(RuntimeError, match="Unpicklable: odd"):
         call_with_timeout(odd, 30)
 
-    with pytest.raises(RuntimeError, match="ended without a result .exit code 3"):
+    with pytest.raises(PluginError, match="ended without a result .exit code 3"):
         call_with_timeout(lambda: os._exit(3), 30)
 
 

@@ -64,12 +64,18 @@ METHOD_HOOKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
 def plugin_call(info: PluginInfo, what: str) -> Iterator[None]:
     """Turn a crash inside third-party code into a PluginError naming the plugin.
 
-    PmlbenchErrors pass through unchanged: they already say what to fix.
+    PmlbenchErrors pass through unchanged: they already say what to fix. ``sys.exit`` in the
+    plugin's code is a failure too, not the end of the run.
     """
     try:
         yield
     except PmlbenchError:
         raise
+    except SystemExit as exc:
+        raise PluginError(
+            f"{info.label} called sys.exit({exc.code!r}) in {what}; a plugin must raise an "
+            "exception, never end the process"
+        ) from None
     except Exception as exc:  # any failure inside the plugin's own code
         raise PluginError(
             f"{info.label} failed in {what} ({type(exc).__name__}: {exc}); "

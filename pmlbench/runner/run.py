@@ -13,8 +13,10 @@ Statuses of a unit in units.json: ``computed``, ``cached`` (reused from the stor
 ``recompute=true``, not an error) and ``timed_out`` (stopped at ``unit_timeout``: recorded in
 ``<key>.timeout.json`` with its elapsed time; retried only with ``recompute=true``, without
 a limit or with a limit above that elapsed time, since the same limit would stop it again).
-With ``unit_timeout`` set, each computed unit runs in a forked child process
-(pmlbench.runner.timeout); without it, in this process.
+Each computed unit runs in a forked child process (pmlbench.runner.timeout), stopped at
+``unit_timeout`` when that is set; plugin code that calls ``sys.exit`` or ``os._exit`` or
+crashes the interpreter fails its unit and nothing else. Without ``os.fork`` units run in
+this process, where ``sys.exit`` still only fails the unit.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from pmlbench.runner.timeout import (
     UnitTimedOut,
     call_with_timeout,
     check_unit_timeout,
+    contain_exit,
+    isolation_available,
 )
 
 
@@ -246,15 +250,16 @@ class UnitRunner:
         return result
 
     def compute(self, compute) -> tuple[SplitResult, dict[str, float]]:
-        """Run one unit: here, or in a child process stopped at ``unit_timeout``."""
-        if self.unit_timeout is not None:
+        """Run one unit in a child process (stopped at ``unit_timeout``, if set), or here
+        where there is no ``os.fork``; plugin code that exits or crashes fails the unit."""
+        if self.unit_timeout is not None or isolation_available():
             child = call_with_timeout(compute, self.unit_timeout)
             return child.value, {
                 "wall_seconds": child.wall_seconds,
                 "cpu_seconds": child.cpu_seconds,
             }
         wall, cpu = time.perf_counter(), time.process_time()
-        result = compute()
+        result = contain_exit(compute)
         # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics) in this process
         # (not in child processes): unlike wall time they do not grow when others share cores
         timing = {
@@ -426,7 +431,6 @@ def run_config(
     unit is recorded as ``timed_out`` and counts as unfinished, like a failure.
     """
     from pmlbench.core.console import split_progress
-    from pmlbench.protocol.fitting import fit_with_tuning
     from pmlbench.runner.outputs import write_results
     from pmlbench.runner.units import unit_keys
 
@@ -454,7 +458,7 @@ def run_config(
         result = runner.assemble_stored()
         if result is None:
             try:
-                result = run_experiment(spec, fit=fit_with_tuning, unit=runner, plugins=plugins)
+                result = run_experiment(spec, unit=runner, plugins=plugins)
             except PmlbenchError:
                 # the input is at fault (a dataset file, a dataset.* key, an unwritable
                 # store): one line, and no failure records that a fixed input would orphan

@@ -9,12 +9,17 @@ inner cross-validation) by one SIGKILL; on Linux it also dies with its parent.
 
 The parent never computes in between, and the child computes exactly what the in-process
 path computes, so the numbers are the same with or without a limit. Without a limit
-(``unit_timeout: null``, the default) the runner does not use this module at all.
+(``unit_timeout: null``, the default) units run in a child too, where ``os.fork`` exists
+(:func:`isolation_available`): a unit whose plugin code calls ``sys.exit``, ``os._exit`` or
+crashes the interpreter (a segmentation fault in compiled code) becomes a failed unit with
+a message, and the run or sweep goes on. Where it does not, :func:`contain_exit` still
+turns ``sys.exit`` into a failure.
 """
 
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import importlib
 import math
 import os
@@ -32,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pmlbench.core.parameters import Interval, check_parameter
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import PluginError, PmlbenchError
 
 # the attribute holding the child's traceback text on an exception re-raised in the parent
 REMOTE_TRACEBACK = "pmlbench_remote_traceback"
@@ -79,14 +84,38 @@ def check_unit_timeout(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def call_with_timeout(func: Callable[[], Any], limit: float) -> ChildResult:
-    """``func()`` in a forked child, stopped (with its process group) after ``limit`` seconds.
+def isolation_available() -> bool:
+    """Whether units can run in a forked child (POSIX); elsewhere they run in-process."""
+    return hasattr(os, "fork")
+
+
+def exit_error(exc: SystemExit) -> PluginError:
+    """The failure a ``sys.exit`` inside a unit becomes (one line)."""
+    return PluginError(
+        f"plugin code called sys.exit({exc.code!r}) (SystemExit) inside the unit; a plugin "
+        "must raise an exception, never end the process"
+    )
+
+
+def contain_exit(func: Callable[[], Any]) -> Any:
+    """``func()``, with a ``SystemExit`` it raises turned into :func:`exit_error`'s failure."""
+    try:
+        return func()
+    except SystemExit as exc:
+        raise exit_error(exc) from None
+
+
+def call_with_timeout(func: Callable[[], Any], limit: float | None) -> ChildResult:
+    """``func()`` in a forked child, stopped (with its process group) after ``limit`` seconds
+    (never with ``limit=None``).
 
     Returns:
         the child's return value with its timings.
 
     Raises:
         UnitTimedOut: ``func`` did not return within ``limit`` seconds; the child was killed.
+        PluginError: the child ended without a result (``os._exit``, a crash) or ``func``
+            called ``sys.exit``.
         Exception: whatever ``func`` raised, re-raised here with the child's traceback text in
             the attribute ``pmlbench_remote_traceback`` (a RuntimeError naming the original
             type when the exception cannot be pickled).
@@ -105,14 +134,14 @@ def call_with_timeout(func: Callable[[], Any], limit: float) -> ChildResult:
         _child(func, write_end, parent)
     os.close(write_end)
     try:
-        payload = _receive(read_end, start + limit)
+        payload = _receive(read_end, None if limit is None else start + limit)
     except BaseException:
         _kill(pid)  # e.g. Ctrl-C: the child is in its own session and would outlive us
         _reap(pid)
         raise
     finally:
         os.close(read_end)
-    if payload is None:
+    if payload is None and limit is not None:
         # processes the unit started in sessions of their own (the external adapter's
         # programs) are outside the child's group: stop them first, while their parent lives
         for descendant in _descendants(pid):
@@ -124,10 +153,17 @@ def call_with_timeout(func: Callable[[], Any], limit: float) -> ChildResult:
     _kill(pid, group_only=True)  # processes the unit left behind, e.g. its joblib workers
     wall = time.perf_counter() - start
     if not payload:
-        raise RuntimeError(
-            f"the unit's child process ended without a result ({_describe_status(status)})"
+        raise PluginError(
+            f"its process ended without a result ({_describe_status(status)}): plugin "
+            "code ended the process (os._exit) or crashed it (e.g. a segmentation fault in "
+            "compiled code)"
         )
-    kind, value, cpu, text = pickle.loads(payload)
+    try:
+        kind, value, cpu, text = pickle.loads(payload)
+    except Exception:
+        raise PluginError(
+            f"its process ended with an incomplete result ({_describe_status(status)})"
+        ) from None
     if kind == "error":
         setattr(value, REMOTE_TRACEBACK, text)
         raise value
@@ -139,6 +175,7 @@ def _child(func: Callable[[], Any], write_end: int, parent: int) -> None:  # pra
     try:
         os.setsid()
         _die_with_parent()
+        faulthandler.disable()  # a crash is reported in one line by the parent, not dumped
         if os.getppid() != parent:
             raise SystemExit(1)  # the parent died before the line above took effect
         _forget_parent_pools()
@@ -168,6 +205,8 @@ def _child(func: Callable[[], Any], write_end: int, parent: int) -> None:  # pra
 
 def _picklable(exc: BaseException) -> Exception:
     """``exc`` if it survives pickling and is an Exception, else a RuntimeError naming it."""
+    if isinstance(exc, SystemExit):
+        return exit_error(exc)
     if isinstance(exc, Exception):
         try:
             pickle.loads(pickle.dumps(exc))
@@ -233,8 +272,9 @@ def _die_with_parent() -> None:  # pragma: no cover - child only
         pass
 
 
-def _receive(fd: int, deadline: float) -> bytes | None:
-    """Everything the child writes, or None when nothing arrived before ``deadline``.
+def _receive(fd: int, deadline: float | None) -> bytes | None:
+    """Everything the child writes, or None when nothing arrived before ``deadline`` (None:
+    no deadline).
 
     The limit covers the computation: once the child starts writing, the rest is read to the
     end whatever the time.
@@ -243,7 +283,7 @@ def _receive(fd: int, deadline: float) -> bytes | None:
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     while True:
-        left = None if chunks else deadline - time.perf_counter()
+        left = None if chunks or deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0:
             return None
         if not poller.poll(None if left is None else max(1, math.ceil(left * 1000))):

@@ -10,6 +10,7 @@ and 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import traceback
 from typing import Any
 
@@ -18,8 +19,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.plugins import registry
+from pmlbench.runner.timeout import call_with_timeout, isolation_available
 from pmlbench.testing import CheckReport, run_checks
 
 
@@ -50,9 +52,10 @@ def _report(console: Console, report: CheckReport, show_traceback: bool) -> int:
         for check in report.failed:
             if check.error is not None:
                 console.print(f"[bold]{check.name}[/]", highlight=False)
-                console.print(
-                    "".join(traceback.format_exception(check.error)), highlight=False, markup=False
+                text = getattr(check.error, "text", None) or "".join(
+                    traceback.format_exception(check.error)
                 )
+                console.print(text, highlight=False, markup=False)
     if report.failed:
         console.print(
             f"[bold red]{len(report.failed)} contract violation(s)[/] in {info.label}",
@@ -94,6 +97,51 @@ def main(argv: list[str]) -> int:
     console = Console(soft_wrap=True)
     status = 0
     for kind in kinds:
-        report = run_checks(kind, args.name, params or None)
+        try:
+            report = _checked(kind, args.name, params or None)
+        except _Ended as exc:
+            console.print(
+                Text(f"error: {kind} plugin {args.name!r}: {exc}", style="bold red"),
+                highlight=False,
+            )
+            status = 1
+            continue
         status = max(status, _report(console, report, args.traceback))
     return status
+
+
+class _Ended(PmlbenchError):
+    """The checks' process ended without a report (the plugin exited or crashed it)."""
+
+
+def _checked(kind: str, name: str, params: dict[str, Any] | None) -> CheckReport:
+    """The checks of one plugin, run in a child process where ``os.fork`` exists: plugin
+    code that ends or crashes the process is reported, not the end of the command."""
+    if not isolation_available():
+        return run_checks(kind, name, params)
+
+    def child() -> CheckReport:
+        report = run_checks(kind, name, params)
+        # the errors go back as their traceback text: the plugin's exceptions may not pickle
+        report.results = [
+            dataclasses.replace(r, error=_Traceback("".join(traceback.format_exception(r.error))))
+            if r.error is not None
+            else r
+            for r in report.results
+        ]
+        return report
+
+    try:
+        return call_with_timeout(child, None).value
+    except PluginError as exc:
+        if "ended without a result" in str(exc) or "incomplete result" in str(exc):
+            raise _Ended(str(exc)) from None
+        raise
+
+
+class _Traceback(Exception):
+    """A failed check's traceback, as text formatted in the child process."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
