@@ -74,7 +74,8 @@ def test_wide_tables_are_split_to_fit_the_console_and_keep_every_cell(wide_repor
     headers = [ln for ln in table_lines if ln.startswith("┃")]
     for method in METHODS:
         in_wtl = method != METHODS[0]  # the reference is no column of its win/tie/loss
-        assert sum(method in ln for ln in headers) == 2 + in_wtl  # two metrics (+ w/t/l)
+        # two metrics in Table 2 (+ w/t/l) and in the pairwise matrices
+        assert sum(method in ln for ln in headers) == 2 + in_wtl + 2
     for i, _ in enumerate(METHODS):
         assert f"{0.5 + i / 100 + 1 / 1000:.3f} ± 0.001" in text
     # the row labels are repeated in every part
@@ -118,5 +119,6 @@ def test_labels_are_printed_as_written_not_read_as_markup(tmp_path):
     console = Console(width=120, record=True, color_system=None)
     print_report(report, console)
     headers = [ln for ln in console.export_text().splitlines() if ln.startswith("┃")]
-    assert sum("mlknn[k=5]" in ln and "mlknn[k=10]" in ln for ln in headers) == 2  # Table 2
-    assert sum("mlknn[k=10]" in ln for ln in headers) == 2 + 2  # and both win/tie/loss grids
+    # Table 2 and the pairwise matrices, per metric
+    assert sum("mlknn[k=5]" in ln and "mlknn[k=10]" in ln for ln in headers) == 2 + 2
+    assert sum("mlknn[k=10]" in ln for ln in headers) == 2 + 2 + 2  # and both w/t/l grids

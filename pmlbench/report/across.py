@@ -1,8 +1,10 @@
 """Tests across PML datasets: Friedman with post-hoc tests, and Wilcoxon against the reference.
 
-Each PML dataset (dataset x noise level) is one block, summarised by the mean over its
-splits. Only blocks where every compared method has a result enter a test; the others are
-named in the report's notes.
+A block is a dataset (``blocks="dataset"``, the default: the mean over the noise levels
+and splits the compared methods all have, so that a dataset at three noise rates counts once)
+or a PML dataset (``blocks="level"``: dataset x noise level, the mean over its splits). The
+Friedman test ranks the blocks where every method has a result; the others are named in the
+report's notes. A Wilcoxon or Bayesian test of two methods uses every block both have.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class MetricRanks:
     pairwise: pd.DataFrame
     control: pd.DataFrame | None
     dropped_blocks: list[tuple[str, str]]
+    # what one Friedman block is: "dataset" or "level" (dataset x noise level)
+    blocks: str = "level"
 
 
 def block_means(prepared: Prepared, metric: str) -> pd.DataFrame:
@@ -78,18 +82,26 @@ def block_means(prepared: Prepared, metric: str) -> pd.DataFrame:
 
 
 def rank_tests(
-    prepared: Prepared, alpha: float, reference: str | None, notes: list[str]
+    prepared: Prepared,
+    alpha: float,
+    reference: str | None,
+    notes: list[str],
+    blocks: str = "level",
 ) -> dict[str, MetricRanks]:
-    """Friedman + Nemenyi/Holm post-hoc per metric over complete blocks."""
+    """Friedman + Nemenyi/Holm post-hoc per metric over complete blocks; with
+    ``blocks="dataset"`` the complete PML datasets are averaged per dataset first."""
     out = {}
     for metric in prepared.metrics:
         table = block_means(prepared, metric)
         complete = table.dropna(how="any")
         dropped = [b for b in table.index if b not in complete.index]
+        if blocks == "dataset":
+            complete = complete.groupby(level="dataset", sort=True).mean()
+        unit = "datasets" if blocks == "dataset" else "PML datasets"
         if complete.shape[1] < 2 or len(complete) < 2:
             notes.append(
                 f"{metric}: no Friedman test ({complete.shape[1]} methods on "
-                f"{len(complete)} PML datasets with results for every method; "
+                f"{len(complete)} {unit} with results for every method; "
                 "needs at least 2 of each)"
             )
             continue
@@ -107,7 +119,7 @@ def rank_tests(
             else None
         )
         out[metric] = MetricRanks(
-            metric, result, cd, pairwise_posthoc(result, alpha), control, dropped
+            metric, result, cd, pairwise_posthoc(result, alpha), control, dropped, blocks
         )
     return out
 
@@ -157,26 +169,29 @@ def friedman_frame(ranks: dict[str, MetricRanks], alpha: float) -> pd.DataFrame:
     )
 
 
-def _pairs_across_datasets(prepared: Prepared, reference: str):
-    """(metric, baseline, per-dataset means of reference and baseline) for every metric and
-    other method, over the PML datasets where both have results."""
+def _pairs_across_datasets(prepared: Prepared, reference: str, blocks: str = "level"):
+    """(metric, baseline, per-block means of reference and baseline) for every metric and
+    other method, over the blocks where both have results (``blocks="dataset"``: the PML
+    datasets both have, averaged per dataset)."""
     for metric in prepared.metrics:
         table = block_means(prepared, metric)
         if reference not in table.columns:
             continue
         for baseline in (m for m in table.columns if m != reference):
             pair = table[[reference, baseline]].dropna()
+            if blocks == "dataset":
+                pair = pair.groupby(level="dataset", sort=True).mean()
             if len(pair):
                 yield metric, baseline, pair
 
 
 def wilcoxon_tests(
-    prepared: Prepared, reference: str, alpha: float, correction: str
+    prepared: Prepared, reference: str, alpha: float, correction: str, blocks: str = "level"
 ) -> pd.DataFrame:
     """Signed-rank test of the reference against each method per metric across PML datasets;
     with ``correction="holm"`` all these tests form one family."""
     rows = []
-    for metric, baseline, pair in _pairs_across_datasets(prepared, reference):
+    for metric, baseline, pair in _pairs_across_datasets(prepared, reference, blocks):
         result = wilcoxon_signed_rank(
             pair[reference].to_numpy(), pair[baseline].to_numpy(), prepared.directions[metric]
         )
@@ -201,14 +216,19 @@ def wilcoxon_tests(
 
 
 def bayesian_across(
-    prepared: Prepared, reference: str, rope: float, threshold: float, seed: int = 0
+    prepared: Prepared,
+    reference: str,
+    rope: float,
+    threshold: float,
+    seed: int = 0,
+    blocks: str = "level",
 ) -> pd.DataFrame:
     """Bayesian signed-rank test of the reference against each method per metric across PML
     datasets, on the per-dataset means of the PML datasets where both have results (the
     pairs the Wilcoxon test uses). Each test draws from its own generator seeded with
     ``seed``, so a table is reproducible and no test depends on which others ran."""
     rows = []
-    for metric, baseline, pair in _pairs_across_datasets(prepared, reference):
+    for metric, baseline, pair in _pairs_across_datasets(prepared, reference, blocks):
         ref, base = pair[reference].to_numpy(), pair[baseline].to_numpy()
         result = bayesian_signed_rank(
             ref, base, rope=rope, higher_is_better=prepared.directions[metric], seed=seed

@@ -57,9 +57,10 @@ class BayesianResults:
 
 
 def bayesian_results(
-    prepared: Prepared, reference: str, rope: float, threshold: float
+    prepared: Prepared, reference: str, rope: float, threshold: float, blocks: str = "level"
 ) -> BayesianResults:
-    """Run the Bayesian tests of ``reference`` against every other method."""
+    """Run the Bayesian tests of ``reference`` against every other method; ``blocks`` is
+    what one block of the signed-rank test across datasets is (report/across.py)."""
     per_dataset = bayesian_comparisons(
         prepared.records,
         reference,
@@ -73,7 +74,7 @@ def bayesian_results(
         rope,
         threshold,
         per_dataset,
-        bayesian_across(prepared, reference, rope, threshold),
+        bayesian_across(prepared, reference, rope, threshold, blocks=blocks),
         bayesian_win_tie_loss(per_dataset, prepared.metrics),
     )
 

@@ -16,7 +16,9 @@ from rich.console import Console
 from pmlbench.core.atomic import atomic_write, atomic_write_text
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import bayes as bayes_tables
+from pmlbench.report import disambiguation as disambiguation_tables
 from pmlbench.report import html as html_page
+from pmlbench.report import pairwise as pairwise_tables
 from pmlbench.report import plots, summary, table2, wtl_table
 from pmlbench.report.across import (
     MetricRanks,
@@ -39,7 +41,8 @@ from pmlbench.stats.multiple import CORRECTIONS
 from pmlbench.stats.paired import TESTS
 from pmlbench.stats.wtl import UNTESTED, Comparisons, compare_with_reference, win_tie_loss
 
-POSTHOCS = ("nemenyi", "holm")
+# wilcoxon: CD-diagram cliques from the pairwise Wilcoxon-Holm tests (report/pairwise.py)
+POSTHOCS = ("wilcoxon", "nemenyi", "holm")
 FORMATS = ("parquet",)
 PARQUET_FILE = "results.parquet"
 MISSING_PYARROW = "--format parquet needs pyarrow: pip install 'pmlbench[parquet]'"
@@ -54,7 +57,17 @@ class ReportOptions:
         alpha: significance level of every test.
         test: ``"ttest"`` (paper) or ``"corrected"`` (Nadeau-Bengio) per PML dataset.
         correction: ``"none"`` (paper) or ``"holm"`` over all win/tie/loss tests.
-        posthoc: ``"nemenyi"`` or ``"holm"`` after the Friedman test (summary, CD bars).
+        posthoc: what joins methods in the critical-difference diagrams and the summary:
+            ``"wilcoxon"`` (default) the pairwise Wilcoxon signed-rank tests with Holm's
+            correction (a verdict on two methods does not depend on the others ranked);
+            ``"nemenyi"`` or ``"holm"`` the mean-rank post-hoc tests after Friedman (their
+            verdicts depend on the pool of methods ranked; Benavoli et al., 2016).
+        blocks: ``"dataset"`` (default: one block per dataset, the mean over its noise
+            levels and splits) or ``"level"`` (dataset x noise level) for the tests across
+            datasets: pairwise Wilcoxon, Friedman, Wilcoxon and Bayesian vs the reference.
+        pairwise_by_level: also run the pairwise tests at each noise level on its own.
+        leaderboard_test: the per-dataset test of the leaderboard's win/tie/loss:
+            ``"corrected"`` (default, Nadeau-Bengio) or ``"ttest"``; ``test`` is Table 3's.
         metrics: metrics to report, in order (default: all, in results order).
         where: column -> value filters applied before anything else.
         plots: draw figures (needs matplotlib).
@@ -72,7 +85,10 @@ class ReportOptions:
     alpha: float = 0.05
     test: str = "ttest"
     correction: str = "none"
-    posthoc: str = "nemenyi"
+    posthoc: str = "wilcoxon"
+    blocks: str = "dataset"
+    pairwise_by_level: bool = False
+    leaderboard_test: str = "corrected"
     metrics: list[str] | None = None
     where: dict[str, str] = field(default_factory=dict)
     plots: bool = True
@@ -90,6 +106,8 @@ class ReportOptions:
             ("test", self.test, TESTS),
             ("correction", self.correction, CORRECTIONS),
             ("posthoc", self.posthoc, POSTHOCS),
+            ("blocks", self.blocks, pairwise_tables.BLOCKS),
+            ("leaderboard test", self.leaderboard_test, TESTS),
         ):
             if value not in allowed:
                 raise PmlbenchError(f"unknown {name} {value!r}; use one of {list(allowed)}")
@@ -126,6 +144,11 @@ class Report:
     bayes: bayes_tables.BayesianResults | None = None
     # the units without results, placed in the tables' cells (report/unfinished.py)
     unfinished: pd.DataFrame = field(default_factory=empty_unfinished)
+    # every pair of methods across datasets (report/pairwise.py), and per noise level
+    pairwise: pd.DataFrame | None = None
+    pairwise_levels: pd.DataFrame | None = None
+    # training-side measures per PML dataset and method (report/disambiguation.py)
+    disambiguation: pd.DataFrame | None = None
 
     @cached_property
     def declined(self) -> frozenset[tuple[str, str, str]]:
@@ -228,11 +251,21 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         )
         wtl = win_tie_loss(comparisons.comparisons, prepared.metrics)
         warnings += _unmatched_warnings(comparisons, declined_cells(placed))
-        wilcoxon = wilcoxon_tests(prepared, reference, options.alpha, options.correction)
+        wilcoxon = wilcoxon_tests(
+            prepared, reference, options.alpha, options.correction, options.blocks
+        )
     bayes = None
     if options.bayesian and reference is not None:
-        bayes = bayes_tables.bayesian_results(prepared, reference, options.rope, DEFAULT_THRESHOLD)
-    ranks = rank_tests(prepared, options.alpha, reference, notes)
+        bayes = bayes_tables.bayesian_results(
+            prepared, reference, options.rope, DEFAULT_THRESHOLD, blocks=options.blocks
+        )
+    ranks = rank_tests(prepared, options.alpha, reference, notes, options.blocks)
+    pairwise = pairwise_tables.pairwise_tests(prepared, options.blocks, options.alpha)
+    pairwise_levels = (
+        pairwise_tables.pairwise_by_level(prepared, options.alpha)
+        if options.pairwise_by_level
+        else None
+    )
     warnings += _unfinished_warnings(loaded.failures, placed)
     for run_dir in loaded.incomplete:
         warnings.append(f"incomplete run (no results.csv): {run_dir}")
@@ -249,6 +282,9 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         warnings,
         bayes,
         placed,
+        pairwise,
+        pairwise_levels,
+        disambiguation_tables.disambiguation_frame(prepared),
     )
 
 
@@ -263,11 +299,13 @@ def have_pyarrow() -> bool:
 def stats_markdown(report: Report) -> str:
     """Friedman, post-hoc and Wilcoxon results as Markdown."""
     alpha, reference = report.options.alpha, report.comparisons and report.comparisons.reference
+    blocks = pairwise_tables.BLOCK_LABELS[report.options.blocks]
     parts = [
-        "# Tests across PML datasets\n\n",
-        "Blocks are PML datasets (dataset x noise level), each summarised by its mean over "
-        "splits; ranks follow each metric's direction (1 = best, ties share the average "
-        f"rank). alpha = {alpha:g}.\n",
+        "# Tests across datasets\n\n",
+        f"One block per {blocks}; the Friedman test ranks the blocks where every method has "
+        "a result, ranks follow each metric's direction (1 = best, ties share the average "
+        f"rank). alpha = {alpha:g}. Every pair of methods: pairwise.md and pairwise.csv "
+        f"({pairwise_tables.TEST_NAME}).\n",
     ]
     for metric, r in report.ranks.items():
         f = r.friedman
@@ -275,7 +313,8 @@ def stats_markdown(report: Report) -> str:
             f"\n## {metric_name(metric)}\n\n"
             f"Friedman chi2_F = {f.chi2:.3f} (p = {f.pvalue:.3g}), Iman-Davenport "
             f"F_F = {f.f_statistic:.3f} (p = {f.f_pvalue:.3g}); k = {f.k} methods, "
-            f"N = {f.n_blocks} PML datasets; Nemenyi CD = {r.critical_difference:.3f}."
+            f"N = {f.n_blocks} blocks; Nemenyi CD = {r.critical_difference:.3f} (depends on "
+            "the pool of methods ranked)."
             "\n\n"
         )
         order = sorted(zip(f.average_ranks, f.methods, strict=True))
@@ -323,7 +362,7 @@ def stats_markdown(report: Report) -> str:
                 )
             )
     if report.wilcoxon is not None and len(report.wilcoxon):
-        parts.append(f"\n## Wilcoxon signed-rank test of {reference} across PML datasets\n\n")
+        parts.append(f"\n## Wilcoxon signed-rank test of {reference} across datasets\n\n")
         parts.append(
             markdown_table(
                 [
@@ -373,7 +412,9 @@ def summary_markdown(report: Report) -> str:
     reference = report.comparisons.reference if report.comparisons is not None else None
     if report.ranks:
         lines.append("\n## Ranks across PML datasets\n")
-        lines += summary.rank_sentences(report.ranks, options.alpha, options.posthoc, reference)
+        lines += summary.rank_sentences(
+            report.ranks, options.alpha, options.posthoc, reference, report.pairwise
+        )
     if report.wilcoxon is not None and len(report.wilcoxon) and reference is not None:
         lines.append("")
         lines += summary.wilcoxon_sentences(report.wilcoxon, reference, options.alpha)
@@ -418,6 +459,32 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
             _write_csv(report.comparisons.comparisons, out / "comparisons.csv"),
             _write_csv(report.comparisons.unmatched, out / "unmatched.csv"),
             _write_csv(report.wilcoxon, out / "wilcoxon.csv"),
+        ]
+    if report.pairwise is not None:
+        written += [
+            _write_csv(report.pairwise, out / "pairwise.csv"),
+            _write_text(
+                pairwise_tables.to_markdown(report.pairwise, p, report.options.alpha, digits),
+                out / "pairwise.md",
+            ),
+        ]
+    if report.pairwise_levels is not None:
+        written += [
+            _write_csv(report.pairwise_levels, out / "pairwise_by_level.csv"),
+            _write_text(
+                pairwise_tables.by_level_markdown(
+                    report.pairwise_levels, p, report.options.alpha, digits
+                ),
+                out / "pairwise_by_level.md",
+            ),
+        ]
+    if report.disambiguation is not None and len(report.disambiguation):
+        written += [
+            _write_csv(report.disambiguation, out / "disambiguation.csv"),
+            _write_text(
+                disambiguation_tables.to_markdown(report.disambiguation, digits),
+                out / "disambiguation.md",
+            ),
         ]
     if report.bayes is not None:
         b = report.bayes
@@ -495,31 +562,46 @@ def draw_figures(report: Report, out_dir: Path) -> list[Path]:
     return paths
 
 
+def posthoc_name(posthoc: str) -> str:
+    """How a CD diagram's bars are decided, as its title and captions name it."""
+    if posthoc == "wilcoxon":
+        return "pairwise Wilcoxon signed-rank, Holm"
+    if posthoc == "holm":
+        return "Holm on mean ranks, depends on the pool of methods"
+    return "Nemenyi, depends on the pool of methods"
+
+
 def cd_figures(
     report: Report, out_dir: Path, formats: tuple[str, ...] = plots.FORMATS
 ) -> list[Path]:
     """The critical-difference diagram of every metric with a Friedman test,
     ``cd_<metric>.<format>`` in ``out_dir``."""
     from pmlbench.stats.friedman import nonsignificant_groups
+    from pmlbench.stats.pairwise import pairwise_cliques
 
     paths: list[Path] = []
+    posthoc = report.options.posthoc
+    unit = "datasets" if report.options.blocks == "dataset" else "PML datasets"
     for metric, r in report.ranks.items():
-        pairs = r.pairwise
-        flag = "significant_holm" if report.options.posthoc == "holm" else "significant_nemenyi"
-        different = {
-            frozenset((a, b))
-            for a, b, s in zip(pairs["method_a"], pairs["method_b"], pairs[flag], strict=True)
-            if s
-        }
-        groups = nonsignificant_groups(
-            list(r.friedman.methods),
-            r.friedman.average_ranks,
-            lambda a, b, d=different: frozenset((a, b)) in d,
-        )
-        how = "Holm" if report.options.posthoc == "holm" else "Nemenyi"
+        if posthoc == "wilcoxon" and report.pairwise is not None:
+            pairs = report.pairwise[report.pairwise["metric"] == metric]
+            groups = pairwise_cliques(r.friedman.methods, r.friedman.average_ranks, pairs)
+        else:
+            pairs = r.pairwise
+            flag = "significant_holm" if posthoc == "holm" else "significant_nemenyi"
+            different = {
+                frozenset((a, b))
+                for a, b, s in zip(pairs["method_a"], pairs["method_b"], pairs[flag], strict=True)
+                if s
+            }
+            groups = nonsignificant_groups(
+                list(r.friedman.methods),
+                r.friedman.average_ranks,
+                lambda a, b, d=different: frozenset((a, b)) in d,
+            )
         title = (
-            f"{metric_name(metric)}: average ranks over {r.friedman.n_blocks} PML datasets\n"
-            f"bars join methods not significantly different ({how}, "
+            f"{metric_name(metric)}: average ranks over {r.friedman.n_blocks} {unit}\n"
+            f"bars join methods not significantly different ({posthoc_name(posthoc)}, "
             f"alpha {report.options.alpha:g})"
         )
         paths += plots.cd_diagram(
@@ -548,6 +630,11 @@ def print_report(report: Report, console: Console | None = None) -> None:
         console.print(table)
     if report.comparisons is not None:
         for table in wtl_table.to_rich(report.wtl, report.comparisons, width=console.width):
+            console.print(table)
+    if report.pairwise is not None:
+        for table in pairwise_tables.to_rich(
+            report.pairwise, report.prepared, report.options.digits, width=console.width
+        ):
             console.print(table)
     if report.bayes is not None:
         for table in bayes_tables.wtl_rich(report.bayes, width=console.width):

@@ -31,6 +31,8 @@ import numpy as np
 
 from pmlbench.core.atomic import atomic_write_text
 from pmlbench.report import bayes as bayes_tables
+from pmlbench.report import disambiguation as disambiguation_tables
+from pmlbench.report import pairwise as pairwise_tables
 from pmlbench.report import table2 as table2_module
 from pmlbench.report import wtl_table
 from pmlbench.report.render import metric_name
@@ -121,6 +123,22 @@ def render_html(
     sections += [
         ("ranks-section", "Ranks", _ranks_section(report)),
     ]
+    if report.pairwise is not None:
+        body = pairwise_tables.to_html(
+            report.pairwise, p, report.options.alpha, report.options.digits
+        )
+        sections.append(
+            ("pairwise-section", "Pairwise", _section("pairwise-section", "Pairwise", "", body))
+        )
+    if report.disambiguation is not None:
+        body = disambiguation_tables.to_html(report.disambiguation, report.options.digits)
+        sections.append(
+            (
+                "disambiguation-section",
+                "Disambiguation",
+                _section("disambiguation-section", "Disambiguation (training part)", "", body),
+            )
+        )
     figure_html = _figures_section(figures, p.metrics)
     if figure_html:
         sections.append(("figures", "Figures", figure_html))

@@ -52,8 +52,15 @@ def wtl_sentences(comparisons: Comparisons, metrics: list[str]) -> list[str]:
 
 
 def rank_sentences(
-    ranks: dict[str, MetricRanks], alpha: float, posthoc: str, reference: str | None
+    ranks: dict[str, MetricRanks],
+    alpha: float,
+    posthoc: str,
+    reference: str | None,
+    pairwise: pd.DataFrame | None = None,
 ) -> list[str]:
+    """One sentence per metric: Friedman's verdict, the average ranks and, for the reference,
+    the methods it is significantly apart from by ``posthoc`` ("wilcoxon": the pairwise
+    Wilcoxon-Holm tests in ``pairwise``, report/pairwise.py; "holm", "nemenyi": mean ranks)."""
     lines = []
     for metric, r in ranks.items():
         f = r.friedman
@@ -65,13 +72,21 @@ def rank_sentences(
             if differ
             else "no significant difference between the methods"
         )
+        unit = "datasets" if r.blocks == "dataset" else "PML datasets"
         text = (
-            f"- {metric_name(metric)}: {verdict} over {f.n_blocks} PML datasets (Friedman "
+            f"- {metric_name(metric)}: {verdict} over {f.n_blocks} {unit} (Friedman "
             f"chi2_F = {f.chi2:.2f}, Iman-Davenport F_F = {f.f_statistic:.2f}, p = "
             f"{f.f_pvalue:.3g}). Average ranks: {ranking}."
         )
         if differ and reference is not None and reference in f.methods:
-            if posthoc == "holm" and r.control is not None:
+            if posthoc == "wilcoxon" and pairwise is not None:
+                rows = pairwise[(pairwise["metric"] == metric) & pairwise["significant"]]
+                rows = rows[(rows["method_a"] == reference) | (rows["method_b"] == reference)]
+                other = rows["method_b"].where(rows["method_a"] == reference, rows["method_a"])
+                better = pd.DataFrame({"method": other[rows["better"] == reference]})
+                worse = pd.DataFrame({"method": other[rows["better"] != reference]})
+                how = "pairwise Wilcoxon signed-rank over datasets, Holm"
+            elif posthoc == "holm" and r.control is not None:
                 better = r.control[r.control["significant_holm"] & (r.control["z"] < 0)]
                 worse = r.control[r.control["significant_holm"] & (r.control["z"] > 0)]
                 how = "Holm post-hoc vs the reference"

@@ -3,7 +3,9 @@
 Reads every results.csv under the given run or multirun directories and writes into
 ``--out``: table2.{md,tex,csv} (mean ± std per PML dataset and method), with ``--reference``
 wtl.{md,tex,csv} (win/tie/loss, with the effect size of every comparison in wtl.md),
-stats.md and CSVs of the tests across datasets, figures under plots/, summary.md and
+stats.md and CSVs of the tests across datasets, pairwise.{csv,md} (every pair of methods:
+Wilcoxon signed-rank over datasets, Holm-corrected), disambiguation.{csv,md} (training-side
+measures of methods that expose them), figures under plots/, summary.md and
 report.html (one self-contained page with all of it). With ``--bayesian`` also
 bayes.{md,tex,csv}, bayes_across.csv and bayes_wtl.{md,tex,csv} (Bayesian comparisons with a
 region of practical equivalence); with ``--format parquet`` also results.parquet. With
@@ -22,6 +24,7 @@ from pmlbench.core.console import print_message, print_warning
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import ReportOptions, build_report, print_report, write_report
 from pmlbench.report.build import FORMATS, POSTHOCS
+from pmlbench.report.pairwise import BLOCKS
 from pmlbench.stats.bayesian import DEFAULT_ROPE, DEFAULT_THRESHOLD
 from pmlbench.stats.multiple import CORRECTIONS
 from pmlbench.stats.paired import TESTS
@@ -69,8 +72,30 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--posthoc",
         choices=POSTHOCS,
-        default="nemenyi",
-        help="post-hoc test after Friedman for the summary and CD diagrams",
+        default="wilcoxon",
+        help="what joins methods in the CD diagrams and the summary: wilcoxon = pairwise "
+        "Wilcoxon signed-rank tests over datasets, Holm-corrected (default); nemenyi, holm = "
+        "mean-rank post-hoc tests after Friedman, whose verdicts depend on the pool of methods",
+    )
+    p.add_argument(
+        "--blocks",
+        choices=BLOCKS,
+        default="dataset",
+        help="one block of the tests across datasets (pairwise Wilcoxon, Friedman): dataset = "
+        "the mean over its noise levels and splits (default), level = dataset x noise level",
+    )
+    p.add_argument(
+        "--pairwise-by-level",
+        action="store_true",
+        help="also test every pair of methods at each noise level on its own "
+        "(pairwise_by_level.{csv,md})",
+    )
+    p.add_argument(
+        "--leaderboard-test",
+        choices=TESTS,
+        default="corrected",
+        help="per-dataset test of the leaderboard's win/tie/loss: corrected = Nadeau-Bengio "
+        "corrected resampled t-test (default), ttest = the paper's paired t-test",
     )
     p.add_argument(
         "--metrics",
@@ -144,6 +169,9 @@ def main(argv: list[str]) -> int:
         test=args.test,
         correction=args.correction,
         posthoc=args.posthoc,
+        blocks=args.blocks,
+        pairwise_by_level=args.pairwise_by_level,
+        leaderboard_test=args.leaderboard_test,
         metrics=args.metrics,
         where=dict(args.where),
         plots=not args.no_plots,
