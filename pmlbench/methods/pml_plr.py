@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,6 +61,7 @@ from pmlbench.numerics.exact import row_groups
 from pmlbench.numerics.linalg import soft_threshold, thin_svd
 
 UPDATES = ("code", "objective")
+HOW = ("cg", "cholesky", "eigh")  # how an H step was solved
 # Largest training set fitted by default: above it one split of the paper protocol takes more
 # than 10x ML-kNN's time on the 2-core reference machine (docs/methods/pml_plr.md).
 MAX_TRAIN = 2000
@@ -159,27 +161,50 @@ class KernelMap:
         return np.vstack([(K - self.centre).T, np.ones((1, K.shape[0]))])  # h x n
 
 
-def project_columns_to_simplex(V: np.ndarray) -> np.ndarray:
-    """``EProjSimplex_new.m`` applied to every column of ``V``: the Euclidean projection onto
-    {x >= 0, Σx = 1} by the authors' Newton iteration on the shift (at most 100 steps, stop
-    when the sum is within 1e-10 of 1), vectorised over the columns."""
-    n = V.shape[0]
-    V0 = V.T - V.T.mean(axis=1, keepdims=True) + 1.0 / n  # one row per column of V
-    out = V0.copy()
-    active = np.flatnonzero(V0.min(axis=1) < 0)
-    shift = np.zeros(active.size)
-    for step in range(1, PROJECTION_STEPS + 1):
-        if active.size == 0:
-            break
-        V1 = V0[active] - shift[:, None]
-        positive = V1 > 0
-        f = np.where(positive, V1, 0.0).sum(axis=1) - 1.0
-        done = (np.abs(f) <= PROJECTION_TOL) | (step == PROJECTION_STEPS)
-        out[active[done]] = np.maximum(V1[done], 0.0)
-        keep = ~done
-        shift = shift[keep] + f[keep] / positive[keep].sum(axis=1)
-        active = active[keep]
-    return np.ascontiguousarray(out.T)
+def _count_above(A: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """For rows of ``A`` sorted in descending order, how many entries exceed ``shift``
+    (vectorised binary search)."""
+    rows = np.arange(A.shape[0])
+    lo = np.zeros(A.shape[0], dtype=np.int64)
+    hi = np.full(A.shape[0], A.shape[1], dtype=np.int64)
+    while (lo < hi).any():
+        mid = (lo + hi) // 2
+        open_ = lo < hi
+        above = A[rows, np.minimum(mid, A.shape[1] - 1)] > shift
+        lo = np.where(open_ & above, mid + 1, lo)
+        hi = np.where(open_ & ~above, mid, hi)
+    return lo
+
+
+def project_rows_to_simplex(V: np.ndarray) -> np.ndarray:
+    """``EProjSimplex_new.m`` applied to every row of ``V`` (in place): the Euclidean
+    projection onto {x >= 0, Σx = 1} by the authors' Newton iteration on the shift λ of
+    ``x = max(v0 − λ, 0)`` (at most 100 steps; stop when the sum is within 1e-10 of 1).
+
+    The same Newton steps, each in O(log n) per row: with every row sorted once, the number
+    of entries above λ and their sum come from a binary search and a cumulative sum.
+    """
+    n = V.shape[1]
+    V -= V.mean(axis=1, keepdims=True) - 1.0 / n
+    rows = np.flatnonzero(V.min(axis=1) < 0)  # the others are on the simplex already
+    if rows.size:
+        A = np.sort(V[rows], axis=1)[:, ::-1]  # descending
+        prefix = np.cumsum(A, axis=1)
+        shift = np.zeros(rows.size)
+        final = np.zeros(rows.size)
+        active = np.arange(rows.size)
+        for step in range(1, PROJECTION_STEPS + 1):
+            count = np.maximum(_count_above(A[active], shift[active]), 1)
+            f = prefix[active, count - 1] - count * shift[active] - 1.0
+            done = (np.abs(f) <= PROJECTION_TOL) | (step == PROJECTION_STEPS)
+            final[active[done]] = shift[active[done]]
+            keep = ~done
+            shift[active[keep]] += f[keep] / count[keep]
+            active = active[keep]
+            if active.size == 0:
+                break
+        V[rows] = np.maximum(V[rows] - final[:, None], 0.0)
+    return V
 
 
 def pinv_gram(Z: np.ndarray, rtol: float) -> tuple[np.ndarray, np.ndarray, float, float]:
@@ -218,34 +243,107 @@ class PLRSolution:
     F: np.ndarray  # l x n pseudo-labels
     C: np.ndarray  # n x n instance correlation
     losses: list[float]  # loss after each iteration (the code's loss(2:end))
-    eigh_solves: int = 0  # H steps whose matrix could not be proved far from singular
+    # H steps by conjugate gradients, Cholesky, or eigendecomposition (not proved definite)
+    h_solves: dict[str, int] = field(default_factory=lambda: dict.fromkeys(HOW, 0))
     smallest_kept: float = 1.0  # over iterations: pinv(2HᵀPPᵀH)'s smallest kept eigenvalue ratio
     largest_dropped: float = 0.0  # ... and its largest eigenvalue ratio treated as zero
     stages: list[dict[str, np.ndarray]] = field(default_factory=list)
 
 
-def _inverse_times(
-    CCt: np.ndarray, shift: float, B: np.ndarray, bound: float, rtol: float
-) -> tuple[np.ndarray, bool]:
-    """``B pinv(CCt + shift·I)`` for symmetric ``CCt`` (upper triangle filled) with
-    ``0 <= eig(CCt) <= bound``, and whether an eigendecomposition was needed.
+class ShiftedInverse:
+    """``pinv(A + shift·I)`` for a symmetric ``A`` with eigenvalues in [0, bound], factored once.
 
-    The eigenvalues lie in [shift, bound + shift]; when that interval keeps every eigenvalue
-    above ``rtol`` times the largest in magnitude and of one sign, nothing is cut and the
-    pseudo-inverse is the inverse: a Cholesky solve.
+    The eigenvalues of ``A + shift·I`` lie in [shift, bound + shift]. When that interval keeps
+    them all of one sign and above ``rtol`` times the largest magnitude, no singular value is
+    cut and the pseudo-inverse is the inverse: a Cholesky factorisation of ``±(A + shift·I)``.
+    Otherwise an eigendecomposition, with the eigenvalues at most ``rtol`` times the largest
+    magnitude treated as zero. ``A``'s upper triangle is read.
     """
-    low, high = shift, bound + shift
+
+    def __init__(self, A: np.ndarray, shift: float, bound: float, rtol: float):
+        low, high = shift, bound + shift
+        self.sign = 1.0 if low > 0 else -1.0
+        self.factor = None
+        if (low > 0 and low > rtol * high) or (high < 0 and -high > rtol * -low):
+            M = A + shift * np.eye(len(A))
+            if self.sign < 0:
+                M *= -1.0
+            self.factor = scipy.linalg.cho_factor(M, check_finite=False)
+            return
+        S = np.triu(A) + np.triu(A, 1).T + shift * np.eye(len(A))
+        values, vectors = scipy.linalg.eigh(S, check_finite=False)
+        keep = np.abs(values) > rtol * np.abs(values).max()
+        self.values, self.vectors = values[keep], vectors[:, keep]
+
+    @property
+    def by_eigh(self) -> bool:
+        return self.factor is None
+
+    def solve(self, B: np.ndarray) -> np.ndarray:
+        """``pinv(A + shift·I) B``."""
+        if self.factor is not None:
+            return self.sign * scipy.linalg.cho_solve(self.factor, B, check_finite=False)
+        return self.vectors @ ((self.vectors.T @ B) / self.values[:, None])
+
+
+CG_TOL = 1e-13  # relative residual at which the H step's conjugate gradients stop
+
+
+def _conjugate_gradients(
+    apply: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, x: np.ndarray, max_steps: int
+) -> np.ndarray | None:
+    """Conjugate gradients for ``M x = rhs`` (M positive definite, one system per column);
+    None when some column's relative residual is not below :data:`CG_TOL` in ``max_steps``."""
+    r = rhs - apply(x)
+    p = r.copy()
+    rr = np.einsum("ij,ij->j", r, r)
+    target = (CG_TOL * np.linalg.norm(rhs, axis=0)) ** 2
+    for _ in range(max_steps):
+        active = rr > target
+        if not active.any():
+            return x
+        Mp = apply(p)
+        curvature = np.einsum("ij,ij->j", p, Mp)
+        step = np.where(active, rr / np.where(active, curvature, 1.0), 0.0)
+        x = x + step * p
+        r = r - step * Mp
+        rr_new = np.einsum("ij,ij->j", r, r)
+        p = r + np.where(active, rr_new / np.where(active, rr, 1.0), 0.0) * p
+        rr = rr_new
+    return x if not (rr > target).any() else None
+
+
+def solve_h(C: np.ndarray, B: np.ndarray, mu: float, sign: float, rtol: float):
+    """``H = B pinv(2CCᵀ + sign·μI)`` (m x n), and how it was solved.
+
+    C >= 0 has columns summing to 1, so ``‖C‖₂² <= min(max row sum x max column sum,
+    ‖C‖_F²)``: the eigenvalues of ``2CCᵀ`` lie in [0, bound]. When that proves the matrix
+    definite and far from singular (see :class:`ShiftedInverse`), conjugate gradients on
+    ``μI ± 2CCᵀ`` (two products with C per step, no n x n matrix formed; the condition number
+    is at most that of the interval) where they are cheaper than a Cholesky factorisation,
+    else the factorisation; otherwise the eigendecomposition with the cutoff.
+    """
+    n = len(C)
+    bound = 2.0 * min(
+        float(C.sum(axis=1).max() * C.sum(axis=0).max()), float(np.einsum("ij,ij->", C, C))
+    )
+    shift = sign * mu
+    low, high = (shift, bound + shift) if sign > 0 else (mu - bound, mu)  # of M = ±(...)
     if low > 0 and low > rtol * high:
-        factor = scipy.linalg.cho_factor(CCt + shift * np.eye(len(CCt)), check_finite=False)
-        return scipy.linalg.cho_solve(factor, B.T, check_finite=False).T, False
-    if high < 0 and -high > rtol * -low:
-        factor = scipy.linalg.cho_factor(-(CCt + shift * np.eye(len(CCt))), check_finite=False)
-        return -scipy.linalg.cho_solve(factor, B.T, check_finite=False).T, False
-    S = np.triu(CCt) + np.triu(CCt, 1).T + shift * np.eye(len(CCt))
-    values, vectors = scipy.linalg.eigh(S, check_finite=False)
-    scale = np.abs(values).max()
-    keep = np.abs(values) > rtol * scale
-    return ((B @ vectors[:, keep]) / values[keep]) @ vectors[:, keep].T, True
+        # M = μI + 2CCᵀ (objective) or μI − 2CCᵀ = −(2CCᵀ − μI) (code), positive definite
+        kappa = high / low
+        steps = math.ceil(0.5 * math.sqrt(kappa) * math.log(2.0 / CG_TOL)) + 10
+        if steps * 4 * B.shape[0] < n:  # CG's 4mn² per step against Cholesky's ~n³
+            twice = 2.0 * sign
+
+            def apply(X: np.ndarray) -> np.ndarray:
+                return mu * X + twice * (C @ (C.T @ X))
+
+            solution = _conjugate_gradients(apply, sign * B.T, sign * B.T / mu, 2 * steps)
+            if solution is not None:
+                return solution.T, "cg"
+    inverse = ShiftedInverse(dsyrk(2.0, C), shift, bound, rtol)  # C: best Fortran-ordered
+    return inverse.solve(B.T).T, "eigh" if inverse.by_eigh else "cholesky"
 
 
 def plr_solve(
@@ -278,10 +376,9 @@ def plr_solve(
     Ys = sp.csr_matrix(Y)
     L = sp.csr_matrix(L)
     # W = pinv(φφᵀ + λI) φ Fᵀ: the h x h matrix is fixed, so factor it once
-    A = phi @ phi.T
-    bound = float(np.einsum("ij,ij->", phi, phi))  # trace(φφᵀ) >= its largest eigenvalue
-    ridge, _ = _inverse_times(A, lam, phi.T, bound, rtol)  # φᵀ pinv(A): n x h
-    ridge = ridge.T  # pinv(A) φ, h x n
+    ridge = ShiftedInverse(
+        dsyrk(1.0, phi.T, trans=1), lam, float(np.einsum("ij,ij->", phi, phi)), rtol
+    )  # trace(φφᵀ) bounds its largest eigenvalue
     Ry = scipy.linalg.qr(Y.T, mode="economic", check_finite=False)[1]  # Yᵀ = Q_Y R_Y
     objective = updates == "objective"
     sign = 1.0 if objective else -1.0
@@ -290,19 +387,15 @@ def plr_solve(
     C = np.eye(n)
     solution = PLRSolution(W=np.zeros((h, Y.shape[0])), F=F, C=C, losses=[])
     for iteration in range(1, max_iter + 1):
-        W = ridge @ F.T
+        W = ridge.solve(phi @ F.T)
         Wphi = W.T @ phi
         YQ = polar_product(Ry, F, rtol)
         YCt = np.asarray(Ys @ C.T)
         U, _, Vt = thin_svd((2.0 * YCt + mu * (Y - E)) @ H.T)
         P = Vt.T @ U.T  # m x l
-        # H(2CCᵀ ∓ μI) = P(2YCᵀ ∓ μ(Y − E)); ‖C‖₂² <= max row sum x max column sum (C >= 0)
-        CCt = dsyrk(2.0, C.T, trans=1)  # upper triangle of 2CCᵀ (C.T is Fortran-ordered)
-        norm_bound = 2.0 * float(C.sum(axis=1).max() * C.sum(axis=0).max())
-        H, by_eigh = _inverse_times(
-            CCt, sign * mu, P @ (2.0 * YCt + sign * mu * (Y - E)), norm_bound, rtol
-        )
-        solution.eigh_solves += by_eigh
+        # H(2CCᵀ ∓ μI) = P(2YCᵀ ∓ μ(Y − E))
+        H, how = solve_h(C, P @ (2.0 * YCt + sign * mu * (Y - E)), mu, sign, rtol)
+        solution.h_solves[how] += 1
         # C: pinv(2ZᵀZ)(2ZᵀY ± β-term − G) with Z = PᵀH, then each column onto the simplex
         Z = P.T @ H
         V, w, kept, dropped = pinv_gram(Z, rtol)
@@ -315,7 +408,8 @@ def plr_solve(
         else:
             smooth = 2.0 * beta * VtF @ FL  # +2β Vᵀ FᵀF L
         rhs = 2.0 * (V.T @ Z.T) @ Y + smooth - V.T @ G
-        C = project_columns_to_simplex(V @ (w[:, None] * rhs))
+        # Cᵀ's rows are C's columns: kept C-contiguous, so C itself is Fortran-ordered
+        C = project_rows_to_simplex((w[:, None] * rhs).T @ V.T).T
         T = Y - Z
         E = soft_threshold(T, alpha / mu) if objective else np.maximum(T - alpha / mu, 0.0)
         # F: multiplicative update
@@ -328,7 +422,7 @@ def plr_solve(
             float(np.sum((Wphi - F) ** 2))
             + float(np.sum((YQ - F) ** 2))
             + float(np.sum((Y - Z @ C) ** 2))
-            + float(np.einsum("ij,ij->", G, C))
+            + float(np.einsum("ij,ij->", G, C.T))  # G is symmetric
             + alpha * float(np.abs(T).sum())
             + beta * float(np.einsum("ij,ij->", FL_new, FCt))
             + lam * float(np.sum(W * W))
@@ -503,7 +597,7 @@ class PMLPLR(ValidatedParameters, BaseEstimator):
             "m": int(H0.shape[0]),
             "pinv_smallest_kept": float(f"{solution.smallest_kept:.3g}"),
             "pinv_largest_dropped": float(f"{solution.largest_dropped:.3g}"),
-            "h_solves_by_eigh": solution.eigh_solves,
+            **{f"h_solves_{how}": count for how, count in solution.h_solves.items()},
             "prepare_seconds": round(prepared - start, 3),
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
