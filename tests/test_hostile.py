@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.io
+import scipy.sparse as sp
 
 from pmlbench.api import compose_config
 from pmlbench.errors import PmlbenchError
@@ -237,3 +239,160 @@ def test_check_plugin_reports_a_plugin_that_ends_the_process(tmp_path, hostile_e
     assert done.returncode == 1, done.stdout + done.stderr
     assert ("sys.exit(0)" if how == "exit0" else "ended without a result") in done.stdout
     assert "Fatal Python error" not in done.stdout + done.stderr
+
+
+# ------------------------------------------------------------------ crafted data files
+
+
+def _write_npz(path: Path, n: int = 40, d: int = 4, **changes) -> dict:
+    rng = np.random.default_rng(1)
+    X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7))
+    Y = np.zeros((n, 3), dtype=np.uint8)
+    Y[np.arange(n), np.arange(n) % 3] = 1
+    arrays = {
+        "X_data": X.data,
+        "X_indices": X.indices.copy(),
+        "X_indptr": X.indptr,
+        "X_shape": np.array(X.shape),
+        "Y": Y,
+    }
+    for key, change in changes.items():
+        arrays[key] = change(arrays[key]) if callable(change) else change
+    np.savez(path, **arrays)
+    return arrays
+
+
+def _negative(indices):
+    indices[3] = -1
+    return indices
+
+
+def _beyond(indices):
+    indices[3] = 50  # 4 columns
+    return indices
+
+
+@pytest.mark.parametrize("change", [_negative, _beyond], ids=["negative", "beyond"])
+def test_a_crafted_csr_index_is_refused_on_load_naming_the_file(tmp_path, change):
+    path = tmp_path / "crafted.npz"
+    _write_npz(path, X_indices=change)
+    # in a subprocess: before the check, this read memory out of bounds (a segfault, or numbers)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pmlbench.datasets.files import load_file\n"
+            "from pmlbench.errors import PmlbenchError\n"
+            "try:\n    load_file(sys.argv[1]).X.toarray().sum()\n"
+            "except PmlbenchError as exc:\n    print(exc); sys.exit(7)\n",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 7, done.stdout + done.stderr
+    assert f"dataset.path={path}: the features" in done.stdout
+    assert "damaged sparse matrix" in done.stdout and done.stdout.count("\n") == 1
+
+
+def test_sparse_features_handed_to_a_method_are_checked_too():
+    from pmlbench.core.checks import check_features
+
+    X = sp.csr_matrix((np.ones(3), np.array([0, 1, 2]), np.array([0, 2, 1, 3])), shape=(3, 3))
+    with pytest.raises(PmlbenchError, match="indptr must be a non-decreasing"):
+        check_features(X)
+
+
+def test_complex_features_are_refused():
+    from pmlbench.datasets.dataset import Dataset
+
+    Y = np.eye(3, dtype=np.uint8)[np.arange(40) % 3]
+    X = np.ones((40, 2)) + 1j
+    with pytest.raises(PmlbenchError, match="are complex numbers"):
+        Dataset(X=X, Y=Y, name="c")
+    with pytest.raises(PmlbenchError, match="are complex numbers"):
+        Dataset(X=sp.csr_matrix(X), Y=Y, name="c")
+
+
+def test_a_square_mat_target_is_oriented_by_the_file_or_refused(tmp_path):
+    from pmlbench.datasets.files import load_file
+
+    rng = np.random.default_rng(0)
+    n = 40
+    X = rng.normal(size=(n, 5))
+    Y = (rng.random((n, n)) < 0.2).astype(float)  # as many labels as instances
+    Y[np.arange(n), np.arange(n)] = 1
+    scipy.io.savemat(tmp_path / "square.mat", {"data": X, "target": Y})
+    with pytest.raises(PmlbenchError, match="'target' is square .40 x 40"):
+        load_file(str(tmp_path / "square.mat"))
+    # the test part's target (labels x 10 instances) tells the orientation of the square one
+    scipy.io.savemat(
+        tmp_path / "split.mat",
+        {
+            "train_data": X,
+            "train_target": Y,  # labels x instances, like test_target
+            "test_data": X[:10],
+            "test_target": Y[:, :10],
+        },
+    )
+    loaded = load_file(str(tmp_path / "split.mat"))
+    np.testing.assert_array_equal(loaded.Y[:n], Y.T)
+    np.testing.assert_array_equal(loaded.Y[n:], Y[:, :10].T)
+
+
+def test_an_npz_holding_arff_text_is_diagnosed(tmp_path):
+    from pmlbench.datasets.files import load_file
+
+    (tmp_path / "data.npz").write_text("@relation toy\n@attribute a numeric\n@data\n1\n")
+    with pytest.raises(PmlbenchError) as error:
+        load_file(str(tmp_path / "data.npz"))
+    assert "ARFF text" in str(error.value) and "dataset.format=arff" in str(error.value)
+    assert "pickle" not in str(error.value)
+
+
+def test_declared_sizes_are_checked_before_decompressing(tmp_path, monkeypatch):
+    from pmlbench.datasets import npz
+    from pmlbench.datasets.files import load_file
+
+    _write_npz(tmp_path / "big.npz", Y=np.zeros((40, 100_000), dtype=np.uint8))  # 4 MB
+    monkeypatch.setattr(npz, "_available_memory", lambda: 1_000_000)
+    read = []
+    monkeypatch.setattr(npz.np, "load", lambda *a, **k: read.append(a))
+    with pytest.raises(
+        PmlbenchError, match=r"declare 4\.0 MB once decompressed, more than the 1\.0"
+    ):
+        load_file(str(tmp_path / "big.npz"))
+    assert read == []  # refused from the headers alone
+    # and arrays whose shapes contradict X_shape are refused from the headers too
+    monkeypatch.undo()
+    _write_npz(tmp_path / "rows.npz", Y=np.zeros((400, 3), dtype=np.uint8))
+    with pytest.raises(PmlbenchError, match=r"Y has shape \(400, 3\), expected \(40, labels\)"):
+        load_file(str(tmp_path / "rows.npz"))
+
+
+def test_zero_labels_are_named_as_the_dataset_s_problem(tmp_path):
+    from pmlbench.datasets.files import load_file
+
+    _write_npz(tmp_path / "nolabels.npz", Y=np.zeros((40, 0), dtype=np.uint8))
+    with pytest.raises(PmlbenchError, match="has no labels"):
+        load_file(str(tmp_path / "nolabels.npz"))
+
+
+def test_a_utf8_bom_in_an_arff_file_is_no_content(tmp_path):
+    from pmlbench.datasets.files import load_file
+
+    rng = np.random.default_rng(0)
+    lines = ["@relation toy"]
+    lines += [f"@attribute f{i} numeric" for i in range(4)]
+    lines += [f"@attribute l{j} {{0,1}}" for j in range(3)] + ["@data"]
+    for i in range(40):
+        labels = ["1" if j == i % 3 else "0" for j in range(3)]
+        lines.append(",".join([f"{v:.3f}" for v in rng.normal(size=4)] + labels))
+    text = "\n".join(lines) + "\n"
+    (tmp_path / "plain.arff").write_text(text)
+    (tmp_path / "bom.arff").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    plain = load_file(str(tmp_path / "plain.arff"), label_count=3)
+    bom = load_file(str(tmp_path / "bom.arff"), label_count=3)
+    np.testing.assert_array_equal(plain.X, bom.X)
+    np.testing.assert_array_equal(plain.Y, bom.Y)

@@ -8,12 +8,59 @@ import scipy.sparse as sp
 from pmlbench.errors import PmlbenchError
 
 
+def check_sparse_structure(X, *, what: str = "features") -> None:
+    """Refuse a sparse matrix whose index arrays do not describe a matrix of its shape.
+
+    A crafted or damaged file can hold negative column indices, indices beyond the column
+    count, or a non-monotone ``indptr``: scipy's routines would read memory outside the
+    arrays (wrong numbers or a segmentation fault), so this runs before any of them touches
+    the matrix (scipy's ``check_format(full_check=True)``, plus what it leaves out).
+    """
+    check_format = getattr(X, "check_format", None)  # CSR, CSC, BSR; COO checks on creation
+    try:
+        if callable(check_format):
+            check_format(full_check=True)
+            indptr = np.asarray(X.indptr)
+            if indptr.size and (indptr[0] != 0 or indptr[-1] != len(X.indices)):
+                raise ValueError("indptr does not start at 0 and end at the number of entries")
+        elif X.format == "coo" and X.nnz:
+            rows, cols = np.asarray(X.row), np.asarray(X.col)
+            if min(rows.min(), cols.min()) < 0 or rows.max() >= X.shape[0]:
+                raise ValueError("row or column index out of bounds")
+            if cols.max() >= X.shape[1]:
+                raise ValueError("column index out of bounds")
+    except (ValueError, TypeError, IndexError) as exc:
+        raise PmlbenchError(
+            f"{what} are a damaged sparse matrix of shape {X.shape} ({exc}); re-create the file "
+            "from the original data"
+        ) from None
+
+
+def _refuse_complex(X, what: str) -> None:
+    if np.iscomplexobj(X.data if sp.issparse(X) else X):
+        raise PmlbenchError(
+            f"{what} are complex numbers; pmlbench needs real features (take the real part, "
+            "the magnitude or both as separate columns before benchmarking)"
+        )
+
+
 def check_features(X, *, what: str = "features") -> np.ndarray | sp.csr_matrix:
-    """Return X as a float64 dense array or CSR matrix; refuse NaN, inf and non-2-D input."""
+    """Return X as a float64 dense array or CSR matrix; refuse NaN, inf, complex values,
+    damaged sparse structure and non-2-D input."""
     if sp.issparse(X):
+        check_sparse_structure(X, what=what)
+        _refuse_complex(X, what)
         X = sp.csr_matrix(X, dtype=np.float64)
         values = X.data
     else:
+        if not isinstance(X, np.ndarray):
+            try:
+                X = np.asarray(X)
+            except (TypeError, ValueError) as exc:
+                raise PmlbenchError(
+                    f"{what} are not numeric ({exc}); convert them to numbers"
+                ) from None
+        _refuse_complex(X, what)
         try:
             X = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:

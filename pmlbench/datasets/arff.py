@@ -162,7 +162,7 @@ def load_arff(
             f"dataset.label_count must be an integer (negative: labels come first), "
             f"got {label_count!r}"
         )
-    text = path.read_text(errors="replace")
+    text = path.read_text(encoding="utf-8-sig", errors="replace")  # a BOM is no content
     data_lines = [
         line
         for line in re.split(r"^\s*@data\s*$", text, maxsplit=1, flags=re.M | re.I)[-1].splitlines()

@@ -42,6 +42,11 @@ class Dataset:
         self.X = check_features(self.X, what=f"features of dataset {self.name!r}")
         n = self.X.shape[0]
         self.Y = check_label_matrix(self.Y, what=f"labels of dataset {self.name!r}", n_rows=n)
+        if self.Y.shape[1] == 0:
+            raise PmlbenchError(
+                f"dataset {self.name!r} has no labels (its label matrix has {n} rows and 0 "
+                "columns); a multi-label dataset needs at least one label column"
+            )
         if not self.label_names:
             self.label_names = [f"label{j}" for j in range(self.Y.shape[1])]
         if len(self.label_names) != self.Y.shape[1]:

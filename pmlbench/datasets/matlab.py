@@ -22,6 +22,7 @@ import scipy.io
 import scipy.sparse as sp
 from scipy.io.matlab import MatReadError
 
+from pmlbench.core.checks import check_features, check_sparse_structure
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.datasets.npz import check_data_file
 from pmlbench.errors import PmlbenchError
@@ -30,8 +31,25 @@ PML_KEYS = ("data", "target")
 SPLIT_KEYS = ("train_data", "train_target", "test_data", "test_target")
 
 
-def _labels(M: Any, n: int, key: str, rows_key: str, what: str) -> np.ndarray:
-    """An instances x labels 0/1 matrix from a stored label matrix (either orientation)."""
+def _orientation(M: Any, n: int) -> str | None:
+    """``labels x instances`` or ``instances x labels`` when a label matrix's shape says
+    which (it has ``n`` instances), None when it is square."""
+    shape: tuple[int, ...] = tuple(getattr(M, "shape", ()))
+    if len(shape) != 2 or shape[0] == shape[1]:
+        return None
+    return "instances x labels" if shape[0] == n else "labels x instances"
+
+
+def _labels(
+    M: Any, n: int, key: str, rows_key: str, what: str, orientation: str | None = None
+) -> np.ndarray:
+    """An instances x labels 0/1 matrix from a stored label matrix (either orientation).
+
+    A square matrix (as many labels as instances) does not say its orientation: it takes
+    ``orientation``, that of another label matrix of the file, and is refused without one.
+    """
+    if sp.issparse(M):
+        check_sparse_structure(M, what=f"{what}: {key!r}")
     M = M.toarray() if sp.issparse(M) else np.asarray(M)
     if M.ndim != 2 or n not in M.shape:
         raise PmlbenchError(
@@ -39,7 +57,13 @@ def _labels(M: Any, n: int, key: str, rows_key: str, what: str) -> np.ndarray:
             f"(rows) of {rows_key!r}; store {key!r} as labels x instances and {rows_key!r} as "
             "instances x features (is one of them transposed?)"
         )
-    if M.shape[0] != n or (M.shape[1] == n and M.shape[0] == n):
+    if M.shape[0] == M.shape[1] and orientation is None:
+        raise PmlbenchError(
+            f"{what}: {key!r} is square ({n} x {n}: as many labels as instances), so whether "
+            "it is labels x instances or instances x labels cannot be told; save the dataset "
+            "as a pmlbench npz (docs/datasets.md), whose Y is always instances x labels"
+        )
+    if M.shape[0] != n or (M.shape[0] == M.shape[1] and orientation == "labels x instances"):
         M = M.T  # community layout: labels x instances
     values = np.unique(M)
     if set(values.tolist()) <= {-1, 1} or set(values.tolist()) <= {-1, 0, 1} and -1 in values:
@@ -49,8 +73,10 @@ def _labels(M: Any, n: int, key: str, rows_key: str, what: str) -> np.ndarray:
     return M
 
 
-def _features(M: Any) -> np.ndarray | sp.csr_matrix:
-    return sp.csr_matrix(M) if sp.issparse(M) else np.asarray(M, dtype=np.float64)
+def _features(M: Any, key: str, what: str) -> np.ndarray | sp.csr_matrix:
+    if np.ndim(M) != 2 and not sp.issparse(M):
+        return np.asarray(M)  # the callers name the key and the expected layout
+    return check_features(M, what=f"{what}: {key!r}")
 
 
 def _read(path: Path, what: str) -> dict[str, Any]:
@@ -72,14 +98,25 @@ def _stack_split_layout(contents: dict[str, Any], what: str):
     """Features and labels of the train/test layout, train rows first."""
     X_parts, Y_parts = [], []
     for part in ("train", "test"):
-        X = _features(contents[f"{part}_data"])
+        X = _features(contents[f"{part}_data"], f"{part}_data", what)
         if X.ndim != 2:
             raise PmlbenchError(
                 f"{what}: '{part}_data' has shape {X.shape}; it must be instances x features"
             )
         X_parts.append(X)
+        other = contents["test_target" if part == "train" else "train_target"]
+        other_n = tuple(
+            getattr(contents["test_data" if part == "train" else "train_data"], "shape", ())
+        )
         Y_parts.append(
-            _labels(contents[f"{part}_target"], X.shape[0], f"{part}_target", f"{part}_data", what)
+            _labels(
+                contents[f"{part}_target"],
+                X.shape[0],
+                f"{part}_target",
+                f"{part}_data",
+                what,
+                _orientation(other, other_n[0]) if len(other_n) == 2 else None,
+            )
         )
     if X_parts[0].shape[1] != X_parts[1].shape[1]:
         raise PmlbenchError(
@@ -111,7 +148,11 @@ def load_mat(path: str | Path, *, name: str | None = None, what: str | None = No
     contents = _read(path, what)
     meta: dict[str, Any] = {"source": str(path), "format": "mat"}
     if all(k in contents for k in PML_KEYS):
-        X = _features(contents["data"])
+        X = _features(contents["data"], "data", what)
+        if X.ndim != 2:
+            raise PmlbenchError(
+                f"{what}: 'data' has shape {X.shape}; it must be instances x features"
+            )
         n = X.shape[0]
         Y = _labels(contents["target"], n, "target", "data", what)
         candidates = (
