@@ -1,0 +1,177 @@
+"""Decisions that BLAS rounding cannot flip (docs/protocol.md, "Reproducibility").
+
+Another CPU runs other BLAS kernels, whose results differ from this machine's in the last
+bits. These tests simulate that without changing the machine's BLAS: they perturb the
+BLAS-computed inputs of every fragile decision at the rounding level (about 1e-15 relative),
+or present the same data in another column order (other summation orders), and require the
+same decision: kNN order among tied distances, the NNLS weights of identical neighbours,
+k-means assignments of equidistant points, tuning choices between equal CV scores, and whole
+PML3ER / PARTICLE / PML-LD fits on binary data full of duplicate rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import nnls
+
+import pmlbench.numerics.neighbors as neighbors_module
+from pmlbench.methods.particle import ParticleVLS
+from pmlbench.methods.pml3er import PML3ER
+from pmlbench.numerics.enrichment import knn_graph, nnls_weights
+from pmlbench.numerics.exact import canonical_nnls, row_groups, squared_distances
+from pmlbench.numerics.kmeans import kmeans_labels
+from pmlbench.protocol.tuning import best_index
+
+ROUNDING = 1e-15
+
+
+def binary_with_duplicates(seed: int = 0, n: int = 120, d: int = 40, l: int = 6):
+    """Binary features (like genbase) where a third of the rows repeat earlier rows."""
+    rng = np.random.default_rng(seed)
+    base = (rng.random((n - n // 3, d)) < 0.15).astype(np.float64)
+    X = np.vstack([base, base[rng.integers(0, len(base), n // 3)]])
+    X = X[rng.permutation(n)]
+    Y = (rng.random((n, l)) < 0.35).astype(np.uint8)
+    Y[Y.sum(axis=1) == 0, 0] = 1
+    return X, Y
+
+
+def noisy_euclidean(seed: int):
+    """scikit-learn's distances with a relative error of the size of BLAS rounding."""
+    original = neighbors_module.euclidean_distances
+    rng = np.random.default_rng(seed)
+
+    def perturbed(*args, **kwargs):
+        D = original(*args, **kwargs)
+        return D * (1.0 + ROUNDING * rng.standard_normal(D.shape))
+
+    return perturbed
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_knn_ties_are_broken_by_index_whatever_the_rounding(monkeypatch, sparse):
+    X, _ = binary_with_duplicates()
+    X = sp.csr_matrix(X) if sparse else X
+    reference = knn_graph(X, 10)
+    for seed in range(3):
+        monkeypatch.setattr(neighbors_module, "euclidean_distances", noisy_euclidean(seed))
+        assert np.array_equal(knn_graph(X, 10), reference)
+
+
+def test_knn_ties_on_continuous_features_with_duplicate_rows(monkeypatch):
+    rng = np.random.default_rng(1)
+    base = rng.normal(size=(30, 8)) * 1e3
+    X = np.vstack([base, base[:10], base[:10]])  # each of the first ten rows three times
+    reference, distances = neighbors_module.kneighbors(X, X, 6, return_distance=True)
+    monkeypatch.setattr(neighbors_module, "euclidean_distances", noisy_euclidean(7))
+    again, distances_again = neighbors_module.kneighbors(X, X, 6, return_distance=True)
+    assert np.array_equal(again, reference)
+    assert np.array_equal(distances_again, distances)
+    # the three copies of row 0 are its nearest, in index order
+    assert list(reference[0, :3]) == [0, 30, 40]
+
+
+def test_identical_neighbours_share_their_weight_equally():
+    x = np.array([1.0, 1.0, 0.0, 0.0])
+    a = np.array([1.0, 0.0, 0.0, 0.0])
+    b = np.array([0.0, 1.0, 0.0, 0.0])
+    X = np.vstack([x, a, a, b, b, b, np.array([0.0, 0.0, 1.0, 1.0])])
+    V = nnls_weights(X, np.array([[1, 2, 3, 4, 5, 6]] + [[0, 2, 3, 4, 5, 6]] * 6)).toarray()
+    # x = a + b: weight 1/2 for a (split over two copies), 1/2 for b (over three copies)
+    np.testing.assert_allclose(V[0, 1:7], [1 / 4, 1 / 4, 1 / 6, 1 / 6, 1 / 6, 0.0], atol=1e-15)
+
+
+def test_a_row_with_copies_among_its_neighbours_is_rebuilt_from_them():
+    X = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 4.0], [1.0, 2.0]])
+    V = nnls_weights(X, np.array([[2, 1, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]])).toarray()
+    np.testing.assert_array_equal(V[0], [0.0, 0.5, 0.0, 0.5])  # not 0.5 x row 2
+
+
+def test_nnls_weights_equal_scipy_where_the_solution_is_unique():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 20))
+    N = knn_graph(X, 8)
+    V = nnls_weights(X, N).toarray()
+    for i in range(80):
+        w = nnls(X[N[i]].T, X[i])[0]
+        w = w / w.sum() if w.sum() > 0 else np.full(8, 1 / 8)
+        np.testing.assert_allclose(V[i, N[i]], w, rtol=0, atol=1e-9)
+
+
+def test_nnls_weights_do_not_move_when_the_gram_matrices_move_by_rounding(monkeypatch):
+    import pmlbench.numerics.enrichment as enrichment
+
+    X, _ = binary_with_duplicates(2)
+    N = knn_graph(X, 10)
+    reference = nnls_weights(X, N).toarray()
+    original = enrichment.row_grams
+    rng = np.random.default_rng(5)
+
+    def perturbed(*args):
+        G = original(*args)
+        E = ROUNDING * rng.standard_normal(G.shape)
+        return G * (1.0 + (E + E.transpose(0, 2, 1)) / 2)
+
+    monkeypatch.setattr(enrichment, "row_grams", perturbed)
+    np.testing.assert_allclose(nnls_weights(X, N).toarray(), reference, rtol=0, atol=1e-9)
+
+
+def test_canonical_nnls_with_dependent_columns_is_a_minimiser():
+    a, b = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    A = np.column_stack([a, b, a + b, 2 * a + b])  # rank 2
+    x = np.array([3.0, 2.0, 0.0])
+    v = canonical_nnls(A.T @ A, A.T @ x, float(x @ x))
+    assert (v >= 0).all()
+    np.testing.assert_allclose(A @ v, x, atol=1e-12)
+    perturbed = canonical_nnls((A.T @ A) * (1 + ROUNDING), A.T @ x, float(x @ x))
+    np.testing.assert_allclose(perturbed, v, atol=1e-9)
+
+
+def test_row_groups_and_exact_distances():
+    X = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    assert list(row_groups(X)) == [0, 0, 1, 0]
+    assert list(row_groups(sp.csr_matrix(X))) == [0, 0, 1, 0]
+    d = squared_distances(X, X, np.array([2, 2, 2]), np.array([0, 1, 3]))
+    assert d[0] == d[1] == d[2] == 2.0
+
+
+def test_kmeans_assigns_equidistant_points_to_the_lower_centre_in_any_column_order():
+    X, _ = binary_with_duplicates(4, n=150, d=30)
+    labels = kmeans_labels(X, 12, seed=3)
+    for perm_seed in range(3):
+        perm = np.random.default_rng(perm_seed).permutation(X.shape[1])
+        assert np.array_equal(kmeans_labels(X[:, perm], 12, seed=3), labels)
+    # every group is exactly the set of rows nearest to its mean (a Lloyd fixed point)
+    centres = np.stack([X[labels == g].mean(axis=0) for g in np.unique(labels)])
+    D = ((X[:, None, :] - centres[None]) ** 2).sum(axis=2)
+    assert np.all(D[np.arange(len(X)), labels] <= D.min(axis=1) + 1e-12)
+
+
+def test_kmeans_drops_clusters_when_fewer_distinct_points_than_groups():
+    X = np.repeat(np.eye(3), 4, axis=0)
+    labels = kmeans_labels(X, 10, seed=0)
+    assert len(np.unique(labels)) == 3
+    assert all(len(set(labels[4 * g : 4 * g + 4])) == 1 for g in range(3))
+
+
+def test_tuning_ties_within_rounding_go_to_the_first_grid_point():
+    assert best_index(np.array([0.5, 0.5 + 1e-16, 0.4]), higher_is_better=True) == 0
+    assert best_index(np.array([0.7, 0.7 * (1 + 1e-12)]), higher_is_better=False) == 0
+    assert best_index(np.array([0.5, 0.5 + 1e-6]), higher_is_better=True) == 1
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: PML3ER(lambda2=10.0), lambda: ParticleVLS(random_state=0)],
+    ids=["pml3er", "particle_vls"],
+)
+def test_whole_fits_on_duplicate_rich_binary_data_ignore_rounding(monkeypatch, make):
+    X, Y = binary_with_duplicates(6, n=160, d=50)
+    train, test = X[:100], X[100:]
+    reference = make().fit(train, Y[:100]).predict(test)
+    monkeypatch.setattr(neighbors_module, "euclidean_distances", noisy_euclidean(11))
+    permuted = np.random.default_rng(8).permutation(X.shape[1])
+    again = make().fit(train[:, permuted], Y[:100]).predict(test[:, permuted])
+    assert np.array_equal(again, reference)
