@@ -30,6 +30,7 @@ from pmlbench.plugins.loading import (
     noise_model,
 )
 from pmlbench.protocol.bipartition import make_bipartition
+from pmlbench.protocol.fitting import fit_with_tuning
 from pmlbench.protocol.settings import tune_options
 from pmlbench.protocol.splits import SplitPlan, plan_splits
 from pmlbench.protocol.tuning import scoring_metric, tuning_grid
@@ -156,31 +157,19 @@ def make_candidates(noise: NoiseModel, dataset: Dataset, plan: SplitPlan) -> np.
     return noise.candidates(dataset.Y[plan.train_idx], plan.noise_rng)
 
 
-# A fit hook returns (estimator, chosen params) or (estimator, chosen params, tuning record).
-FitHook = Callable[..., tuple]
-
-
-def default_fit(estimator, X_train, Y_candidates, *, spec, Y_true_train, random_state):
-    """Fit with the configured hyper-parameters; no tuning. Returns (estimator, chosen params)."""
-    estimator.fit(X_train, Y_candidates)
-    return estimator, {}
-
-
 def run_split(
-    spec: ExperimentSpec,
-    dataset: Dataset,
-    plan: SplitPlan,
-    plugins: Plugins,
-    fit: FitHook = default_fit,
+    spec: ExperimentSpec, dataset: Dataset, plan: SplitPlan, plugins: Plugins
 ) -> SplitResult:
-    """Train on the candidate labels of the training part, evaluate on the test part."""
+    """Train on the candidate labels of the training part (tuning first when ``spec.tune``
+    has a grid, :func:`pmlbench.protocol.fitting.fit_with_tuning`), evaluate on the test
+    part."""
     X_train, X_test = dataset.X[plan.train_idx], dataset.X[plan.test_idx]
     Y_test = dataset.Y[plan.test_idx]
     Y_cand = make_candidates(plugins.noise, dataset, plan)
     estimator = plugins.method.build(plan.method_seed)
     bipartition = make_bipartition(dict(spec.bipartition))
     start = time.perf_counter()
-    fitted = fit(
+    estimator, tuned, tuning = fit_with_tuning(
         estimator,
         X_train,
         Y_cand,
@@ -188,8 +177,6 @@ def run_split(
         Y_true_train=dataset.Y[plan.train_idx],
         random_state=plan.method_seed,
     )
-    estimator, tuned = fitted[0], fitted[1]
-    tuning = fitted[2] if len(fitted) > 2 else {}
     bipartition.fit(estimator, X_train, Y_cand, random_state=plan.method_seed)
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
@@ -243,7 +230,6 @@ UnitHook = Callable[[SplitPlan, Dataset, Callable[[], SplitResult]], "SplitResul
 def run_experiment(
     spec: ExperimentSpec,
     on_split_done: Callable[[SplitResult], None] | None = None,
-    fit: FitHook = default_fit,
     unit: UnitHook | None = None,
     plugins: Plugins | None = None,
 ) -> ExperimentResult:
@@ -260,7 +246,7 @@ def run_experiment(
     for plan in plans:
 
         def compute(plan: SplitPlan = plan) -> SplitResult:
-            return run_split(spec, dataset, plan, plugins, fit=fit)
+            return run_split(spec, dataset, plan, plugins)
 
         result = compute() if unit is None else unit(plan, dataset, compute)
         if result is None:

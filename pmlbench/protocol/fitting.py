@@ -1,14 +1,15 @@
 """Fitting a method on a training split, with hyper-parameter tuning when configured.
 
-:func:`fit_with_tuning` is the fit hook the runner uses (see
-pmlbench.protocol.experiment.run_split):
-with a grid in ``spec.tune`` it selects the grid point by inner k-fold cross-validation on
-the training split (pmlbench.protocol.tuning), then refits on the whole training split.
+:func:`fit_with_tuning` is how the protocol fits every split
+(pmlbench.protocol.experiment.run_split): with a grid in ``spec.tune`` it selects the grid
+point by inner k-fold cross-validation on the training split (pmlbench.protocol.tuning),
+then refits on the whole training split; without one it fits the configured parameters. It
+returns one :class:`Fitted`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -17,7 +18,17 @@ from pmlbench.errors import PmlbenchError
 from pmlbench.protocol.bipartition import make_bipartition
 from pmlbench.protocol.tuning import make_plan, tune, tuning_grid
 
-__all__ = ["fit_with_tuning", "tuning_grid"]
+__all__ = ["Fitted", "fit_with_tuning", "tuning_grid"]
+
+
+class Fitted(NamedTuple):
+    """A method fitted on one training split."""
+
+    estimator: Any
+    # the chosen grid point (results.csv ``tuned``); empty without a tuning grid
+    chosen: dict[str, Any]
+    # the tuning record (grid, per-fold scores, the labels scored against; run.json)
+    tuning: dict[str, Any]
 
 
 def fold_scorer(spec, metric, random_state: int | None):
@@ -46,17 +57,15 @@ def fold_scorer(spec, metric, random_state: int | None):
 
 def fit_with_tuning(
     estimator, X_train, Y_candidates, *, spec, Y_true_train, random_state
-) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+) -> Fitted:
     """Fit ``estimator`` on the training split, tuning the grid of ``spec.tune`` first.
 
-    Returns ``(fitted estimator, chosen params, tuning record)``. The chosen params are
-    recorded per split (results.csv ``tuned``); the record (grid, per-fold scores, the
-    labels scored against) goes into run.json. Without a grid: a plain fit, ``({}, {})``.
+    Without a grid: a plain fit, with empty ``chosen`` and ``tuning``.
     """
     plan = make_plan(spec.tune or {}, estimator, Y_candidates.shape[0])
     if plan is None:
         estimator.fit(X_train, Y_candidates)
-        return estimator, {}, {}
+        return Fitted(estimator, {}, {})
     chosen, record = tune(
         estimator,
         X_train,
@@ -68,4 +77,4 @@ def fit_with_tuning(
     )
     estimator.set_params(**chosen)
     estimator.fit(X_train, Y_candidates)
-    return estimator, dict(chosen), record
+    return Fitted(estimator, dict(chosen), record)
