@@ -57,6 +57,10 @@ METHOD_HOOKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
         lambda v: _dict_of(v, _constraint_list),
     ),
     "diagnostics_": ("a dict (set by fit)", lambda v: _dict_of(v, lambda _: True)),
+    "disambiguation_scores_": (
+        "an n_train x labels numeric array (set by fit)",
+        lambda v: isinstance(v, np.ndarray) and v.ndim == 2 and np.issubdtype(v.dtype, np.number),
+    ),
 }
 
 
@@ -138,7 +142,8 @@ def check_method_api(info: PluginInfo, estimator: Any) -> Any:
 def check_method_hooks(info: PluginInfo, estimator: Any) -> Any:
     """The optional hooks a method defines must have their documented types.
 
-    Checks the class attributes and, on a fitted estimator, ``diagnostics_``; a run would
+    Checks the class attributes and, on a fitted estimator, ``diagnostics_`` and
+    ``disambiguation_scores_`` (the protocol also checks its shape); a run would
     otherwise misread or silently drop a hook of another type.
     """
     for hook, (expected, valid) in METHOD_HOOKS.items():
