@@ -13,9 +13,8 @@ from sklearn.base import BaseEstimator
 
 from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.core.parameters import ValidatedParameters
-from pmlbench.core.workcache import cached_array
 from pmlbench.methods._constraints import NON_NEGATIVE, POSITIVE_INT, check_neighbours
-from pmlbench.numerics.neighbors import kneighbors, neighbor_counts
+from pmlbench.numerics.neighbors import kneighbors, neighbor_counts, shared_knn_graph
 
 
 class MLkNN(ValidatedParameters, BaseEstimator):
@@ -45,9 +44,7 @@ class MLkNN(ValidatedParameters, BaseEstimator):
         k, s = int(self.k), float(self.s)  # plain Python numbers for the cache key
         self.prior1_ = (s + Y.sum(axis=0)) / (2 * s + n)
         # the training kNN graph is the one PML3ER and PARTICLE use: shared through the cache
-        neighbors = cached_array(
-            "knn_graph", {"X": X, "k": k}, lambda: kneighbors(X, X, k, exclude_self=True)
-        )
+        neighbors = shared_knn_graph(X, k)
         counts = neighbor_counts(neighbors, Y)
         # histograms c1[j, r] / c0[j, r]: instances with / without label j and r neighbours with it
         flat = np.arange(q)[None, :] * (k + 1) + counts

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from pmlbench.core.workcache import cached_array
 from pmlbench.errors import PmlbenchError
 from pmlbench.numerics.exact import canonical_nnls, row_grams, row_groups
-from pmlbench.numerics.neighbors import kneighbors
+from pmlbench.numerics.neighbors import kneighbors, shared_knn_graph
 
 
 def knn_graph(X, k: int = 10, exclude_self: bool = True) -> np.ndarray:
@@ -81,6 +81,14 @@ def nnls_weights(X, neighbors: np.ndarray) -> sp.csr_matrix:
     )
     V.sum_duplicates()  # no-op for a valid kNN graph (distinct neighbours)
     return V
+
+
+def shared_nnls_weights(X, neighbors: np.ndarray) -> sp.csr_matrix:
+    """:func:`nnls_weights` through the shared-work cache (pmlbench.core.workcache): the one
+    owner of the ``nnls_weights`` cache key, used by PML3ER's enrichment and PARTICLE."""
+    return cached_array(
+        "nnls_weights", {"X": X, "neighbors": neighbors}, lambda: nnls_weights(X, neighbors)
+    )
 
 
 def pml3er_normalize(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -190,12 +198,10 @@ def label_enrichment(
     """
     timings = {}
     start = time.perf_counter()
-    neighbors = cached_array("knn_graph", {"X": X, "k": int(k)}, lambda: knn_graph(X, k))
+    neighbors = shared_knn_graph(X, k)
     timings["knn"] = time.perf_counter() - start
     start = time.perf_counter()
-    V = cached_array(
-        "nnls_weights", {"X": X, "neighbors": neighbors}, lambda: nnls_weights(X, neighbors)
-    )
+    V = shared_nnls_weights(X, neighbors)
     timings["nnls"] = time.perf_counter() - start
     start = time.perf_counter()
     P = V.T.tocsr() if transpose else V

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
 
+from pmlbench.core.workcache import cached_array
 from pmlbench.errors import PmlbenchError
 from pmlbench.numerics.exact import gemm_distance_margin, squared_distances
 
@@ -89,6 +90,19 @@ def kneighbors(
         if distances is not None:
             distances[start:stop] = np.sqrt(exact)
     return (indices, distances) if return_distance else indices
+
+
+def shared_knn_graph(X, k: int, exclude_self: bool = True) -> np.ndarray:
+    """:func:`kneighbors` of the training rows among themselves (n x k indices, nearest
+    first), through the shared-work cache (pmlbench.core.workcache).
+
+    The one owner of the ``knn_graph`` cache key: ML-kNN, PML3ER's enrichment and PARTICLE
+    ask for the graph of a training split here, so one computation serves them all. The key
+    of the usual graph (``exclude_self``) is ``{"X": X, "k": k}``.
+    """
+    k = int(k)  # a plain Python number for the key
+    key = {"X": X, "k": k} if exclude_self else {"X": X, "k": k, "exclude_self": False}
+    return cached_array("knn_graph", key, lambda: kneighbors(X, X, k, exclude_self=exclude_self))
 
 
 def _squared_norms(X) -> np.ndarray:

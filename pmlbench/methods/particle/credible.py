@@ -24,10 +24,9 @@ import scipy.sparse as sp
 from sklearn.model_selection import KFold
 
 from pmlbench.core.parameters import Constraint, Interval, Options, validate_parameters
-from pmlbench.core.workcache import cached_array
 from pmlbench.methods._constraints import FLAG, POSITIVE, POSITIVE_INT, RATE
-from pmlbench.numerics.enrichment import knn_graph, nnls_weights, particle_normalize, propagate
-from pmlbench.numerics.neighbors import kneighbors
+from pmlbench.numerics.enrichment import particle_normalize, propagate, shared_nnls_weights
+from pmlbench.numerics.neighbors import kneighbors, shared_knn_graph
 
 ZERO_WEIGHT_ROWS = ("zero", "uniform")
 CREDIBLE_MODES = ("in_sample", "out_of_fold")
@@ -99,15 +98,9 @@ def propagation_matrix(X, params: Stage1Params) -> tuple[sp.csr_matrix, int]:
     neighbour instead. The shared ``nnls_weights`` has its own fallback for these rows, so
     they are set here explicitly in both cases.
     """
-    # the graph and weights PML3ER and ML-kNN use too: shared through the cache (same keys)
-    k, exclude = int(params.k), not params.include_self
-    key = {"X": X, "k": k} if exclude else {"X": X, "k": k, "exclude_self": False}
-    neighbors = cached_array("knn_graph", key, lambda: knn_graph(X, k=k, exclude_self=exclude))
-    H = sp.csr_matrix(
-        cached_array(
-            "nnls_weights", {"X": X, "neighbors": neighbors}, lambda: nnls_weights(X, neighbors)
-        )
-    )
+    # the graph and weights PML3ER and ML-kNN use too: shared through the cache
+    neighbors = shared_knn_graph(X, params.k, exclude_self=not params.include_self)
+    H = sp.csr_matrix(shared_nnls_weights(X, neighbors))
     zero = zero_weight_mask(X, neighbors)
     if zero.any():
         H = sp.csr_matrix(sp.diags((~zero).astype(np.float64)) @ H)
