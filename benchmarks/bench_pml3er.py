@@ -33,9 +33,9 @@ from scipy.optimize import nnls
 from threadpoolctl import threadpool_limits
 
 from pmlbench.methods import pml3er as pml3er_module
-from pmlbench.methods import ridge as ridge_module
 from pmlbench.methods.pml3er import PML3ER
 from pmlbench.noise.uniform import uniform_noise
+from pmlbench.numerics import ridge_system
 from pmlbench.numerics.enrichment import enrich, pml3er_normalize
 from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import ExperimentSpec
@@ -58,7 +58,7 @@ def measure(fn, *args, **kwargs):
 
 
 def clear_caches() -> None:
-    for cache in (pml3er_module._STAGE1, ridge_module._GRAMS, ridge_module._FACTORS):
+    for cache in (pml3er_module._STAGE1, ridge_system._GRAMS, ridge_system._FACTORS):
         cache.clear()
 
 

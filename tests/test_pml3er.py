@@ -8,7 +8,8 @@ from pmlbench.errors import PmlbenchError
 from pmlbench.hydra_app.config_nodes import method_node
 from pmlbench.methods import pml3er as pml3er_module
 from pmlbench.methods.pml3er import PML3ER, b_step, c_step, objective, svt
-from pmlbench.methods.ridge import Ridge, RidgeSystem
+from pmlbench.methods.ridge import Ridge
+from pmlbench.numerics.ridge_system import RidgeSystem
 from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
 
 

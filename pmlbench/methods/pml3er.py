@@ -35,10 +35,11 @@ from pmlbench.methods._constraints import (
     REAL,
     check_neighbours,
 )
-from pmlbench.methods.ridge import SOLVERS, LinearScores, RidgeSystem
 from pmlbench.numerics.enrichment import label_enrichment
 from pmlbench.numerics.fitcache import LRUCache
 from pmlbench.numerics.linalg import gram, nuclear_norm, svt
+from pmlbench.numerics.ridge_system import SOLVERS, RidgeSystem
+from pmlbench.numerics.scores import LinearScores
 
 INITS = ("candidates", "enrichment")
 _STAGE1 = LRUCache(4)
