@@ -13,10 +13,11 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.methods._constraints import NON_NEGATIVE, POSITIVE_INT, check_neighbours
-from pmlbench.methods.mlknn import MLkNN
 from pmlbench.methods.particle.base import PARTICLE_SEED, ParticleStage1Mixin
 from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS
+from pmlbench.numerics.mlknn_model import MLkNNModel
 
 
 class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
@@ -89,7 +90,8 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
         X, _, credible, info = self._credible(X, Y, self._seed())
         stage1 = time.perf_counter() - start
         self.credible_labels_ = credible
-        self.mlknn_ = MLkNN(k=self.mlknn_k, s=self.mlknn_s).fit(X, credible)
+        labels = check_label_matrix(credible, what="candidate labels", n_rows=X.shape[0])
+        self.mlknn_ = MLkNNModel.fit(X, labels, self.mlknn_k, self.mlknn_s)
         self.diagnostics_ = {
             **info,
             "stage1_seconds": stage1,
@@ -105,8 +107,8 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
 
     def decision_function(self, X) -> np.ndarray:
         """ML-kNN posteriors of the credible-label model (n x l)."""
-        return self.mlknn_.decision_function(X)
+        return self.mlknn_.posteriors(check_features(X))
 
     def predict(self, X) -> np.ndarray:
         """Labels whose posterior is at least 0.5."""
-        return self.mlknn_.predict(X)
+        return (self.decision_function(X) >= 0.5).astype(np.uint8)
