@@ -130,3 +130,23 @@ def test_the_check_flags_an_upward_or_sideways_import(tmp_path, source, statemen
 def test_top_level_keeps_at_most_eight_modules():
     modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
     assert len(modules) <= 8, modules
+
+
+def test_methods_do_not_import_each_other():
+    """What two methods share lives below them (numerics/, core/, methods/_constraints.py),
+    so a method's unit keys follow only its own code (pmlbench.runner.units)."""
+    methods = PACKAGE / "methods"
+    problems = []
+    for path in sorted(methods.rglob("*.py")):
+        source = _module_name(path)
+        parts = source.split(".")
+        own = ".".join(parts[:3])  # pmlbench.methods.<method>, a module or a package
+        for line, target in _imports(path, source):
+            if not target.startswith("pmlbench.methods.") and target != "pmlbench.methods":
+                continue
+            if target == own or target.startswith(own + "."):
+                continue
+            if target in ("pmlbench.methods", "pmlbench.methods._constraints"):
+                continue
+            problems.append(f"{path.name}:{line}: {source} imports {target}")
+    assert not problems, "\n".join(problems)
