@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("pmlbench.runner",),
     ("pmlbench.protocol",),
     ("pmlbench.plugins",),
-    ("pmlbench.plugin", "pmlbench.neighbors", "pmlbench.validation"),
+    ("pmlbench.plugin",),
     ("pmlbench.datasets", "pmlbench.noise", "pmlbench.methods", "pmlbench.metrics"),
     ("pmlbench.stats", "pmlbench.numerics"),
     ("pmlbench.core",),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from typing import get_type_hints
 
@@ -104,31 +103,12 @@ def test_testing_offers_a_check_per_kind_and_a_pytest_helper():
     assert callable(pmlbench.testing.plugin_checks)
 
 
-@pytest.mark.parametrize(
-    ("old", "name", "new"),
-    [
-        ("pmlbench.neighbors", "kneighbors", neighbors.kneighbors),
-        ("pmlbench.neighbors", "neighbor_counts", neighbors.neighbor_counts),
-        ("pmlbench.validation", "check_features", checks.check_features),
-        ("pmlbench.validation", "check_label_matrix", checks.check_label_matrix),
-        ("pmlbench.validation", "as_dense", checks.as_dense),
-    ],
-)
-def test_old_import_paths_work_with_a_deprecation_warning(old, name, new):
-    with pytest.warns(DeprecationWarning, match=f"use `from pmlbench.plugin import {name}`"):
-        module = __import__(old, fromlist=[name])
-        value = getattr(module, name)
-    assert value is new
-    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        module.nothing  # noqa: B018 - the attribute access is the test
-
-
-def test_import_from_an_old_path_warns_at_the_importing_line():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        from pmlbench.validation import check_label_matrix  # noqa: F401
-    assert [w.category for w in caught] == [DeprecationWarning]
-    assert caught[0].filename == __file__
+@pytest.mark.parametrize("old", ["pmlbench.neighbors", "pmlbench.validation"])
+def test_the_pre_release_import_paths_are_gone(old):
+    """0.x has had no release: the kNN search and the input checks have one public home,
+    pmlbench.plugin (no deprecated second path)."""
+    with pytest.raises(ModuleNotFoundError):
+        __import__(old)
 
 
 def test_import_pmlbench_stays_cheap():
