@@ -331,8 +331,10 @@ def solve_h(C: np.ndarray, B: np.ndarray, mu: float, sign: float, rtol: float):
     low, high = (shift, bound + shift) if sign > 0 else (mu - bound, mu)  # of M = ±(...)
     if low > 0 and low > rtol * high:
         # M = μI + 2CCᵀ (objective) or μI − 2CCᵀ = −(2CCᵀ − μI) (code), positive definite
-        kappa = high / low
-        steps = math.ceil(0.5 * math.sqrt(kappa) * math.log(2.0 / CG_TOL)) + 10
+        # CG's error bound 2((√κ − 1)/(√κ + 1))^k reaches CG_TOL after this many steps
+        root = math.sqrt(high / low)
+        rate = math.log((root + 1.0) / (root - 1.0)) if root > 1.0 else math.inf
+        steps = math.ceil(math.log(2.0 / CG_TOL) / rate) + 5
         if steps * 4 * B.shape[0] < n:  # CG's 4mn² per step against Cholesky's ~n³
             twice = 2.0 * sign
 
