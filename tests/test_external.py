@@ -114,7 +114,7 @@ def test_scores_and_labels_come_back_from_the_program(program, data, file_format
     assert (_exchange(tmp_path) / f"out.{file_format}.calls").read_text() == "x"  # one run, cached
     info = (_exchange(tmp_path) / f"out.{file_format}.info.json").read_text()
     assert '"seed": 42.0' in info and '"param_lam": 0.5' in info
-    assert model.diagnostics_["external_seconds"] > 0
+    assert model.diagnostics_["fit_seconds"] > 0
 
 
 def test_sparse_features_stay_sparse_in_mat_files(program, data, tmp_path):

@@ -191,8 +191,8 @@ def test_diagnostics_and_stage1_cache_across_lambda2():
     pml3er_module._STAGE1.clear()
     fresh = PML3ER(k=5, lambda2=100).fit(X, Y)
     np.testing.assert_array_equal(second.W_, fresh.W_)
-    seconds = first.diagnostics_["seconds"]
-    assert {"knn", "nnls", "propagation", "stage2"} <= set(seconds)
+    seconds = {"knn", "nnls", "propagation", "stage1", "stage2", "fit"}
+    assert {f"{part}_seconds" for part in seconds} <= set(first.diagnostics_)
     assert first.diagnostics_["outer_iterations"] == len(first.diagnostics_["objective"]) - 1
 
 

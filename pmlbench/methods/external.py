@@ -16,7 +16,7 @@ writes three files:
 Files are .npz (numpy) or .mat (MATLAB v5, scipy.io) by ``file_format``. The program runs
 once per test matrix, at ``decision_function`` time, because it trains and tests together:
 its training time is therefore part of the predict time and is also recorded as
-``external_seconds`` in the fit diagnostics.
+``fit_seconds`` in the fit diagnostics.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def check_shell_script(command: str) -> None:
             words = list(lexer)
         except ValueError:
             words = []
-        for word, target in zip(words, [*words[1:], ""]):
+        for word, target in zip(words, [*words[1:], ""], strict=True):
             if word in ("cd", "pushd") and target != "{workdir}":
                 problem = f"changes directory ({word} {target})"
                 break
@@ -304,7 +304,8 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
             scores, labels = self._read_output(
                 out, spec, (X.shape[0], self.Y_train_.shape[1]), argv[0]
             )
-        self.diagnostics_ = {"external_seconds": seconds, "external_command": " ".join(argv[:1])}
+        # the program fits and predicts in one run: its time is this method's fit time
+        self.diagnostics_ = {"fit_seconds": seconds, "external_command": " ".join(argv[:1])}
         self._cache = (key, scores, labels)
         return scores, labels
 

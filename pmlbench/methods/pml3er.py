@@ -246,18 +246,22 @@ class PML3ER(LinearScores, ValidatedParameters, BaseEstimator):
         stage2_seconds = time.perf_counter() - start
         self.W_, self.C_, self.B_ = W, C, B
         self.n_features_in_ = X.shape[1]
+        # timings as every method reports them: <part>_seconds, fit_seconds the whole fit
         seconds = {
-            name: (0.0 if stage1_cached else value) for name, value in stage1["seconds"].items()
+            f"{name}_seconds": (0.0 if stage1_cached else value)
+            for name, value in stage1["seconds"].items()
         }
         seconds.update(
-            stage1=stage1_seconds, stage2=stage2_seconds, total=stage1_seconds + stage2_seconds
+            stage1_seconds=stage1_seconds,
+            stage2_seconds=stage2_seconds,
+            fit_seconds=stage1_seconds + stage2_seconds,
         )
         self.diagnostics_ = {
             "objective": history,
             "outer_iterations": len(history) - 1,
             "propagation_iterations": stage1["propagation_iterations"],
             "rank_B": int(np.linalg.matrix_rank(B)) if B.size else 0,
-            "seconds": seconds,
+            **seconds,
             "stage1_cached": stage1_cached,
             "gram_cached": system.gram_cached,
             "w_form": "dual" if system.dual else "primal",

@@ -95,7 +95,8 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
         self.diagnostics_ = {
             **info,
             "stage1_seconds": stage1,
-            "mlknn_seconds": time.perf_counter() - start - stage1,
+            "stage2_seconds": time.perf_counter() - start - stage1,  # ML-kNN
+            "fit_seconds": time.perf_counter() - start,
         }
         # the credible labels (0/1) as confidences per training candidate (pmlbench.plugin)
         self.disambiguation_scores_ = credible.astype(np.float64)
