@@ -28,6 +28,7 @@ from pmlbench.methods.pmndp import (
     cosine_distances,
     heat_knn_graph,
     laplacian,
+    negative_sylvester,
     pmndp_train,
     propagate,
     solve_symmetric_sylvester,
@@ -115,6 +116,22 @@ def test_sylvester_solution_is_scipys():
     theirs = scipy.linalg.solve_sylvester(A, B, Q)
     assert relative_error(ours.H, theirs) < 1e-9
     np.testing.assert_allclose(A @ ours.H + ours.H @ B, Q, atol=1e-9 * np.abs(Q).max())
+
+
+@pytest.mark.parametrize("formula", ["code", "intended"])
+def test_identical_columns_are_solved_exactly_as_one(formula):
+    """On the binary set (two all-zero columns, one duplicated column) the reduced Sylvester
+    solve is the full one, and the rows of H of identical columns are equal bit for bit."""
+    X, C = REFERENCE["binary_X"], REFERENCE["binary_C"]
+    negative = 1.0 - C
+    d = X.shape[1]
+    A = X.T @ X + (0.5 * np.eye(d) if formula == "intended" else 0.5)
+    full = scipy.linalg.solve_sylvester(A, 0.5 * cosine_distances(negative), -(X.T @ negative))
+    H = negative_sylvester(X, negative, mu1=0.5, mu2=0.5, formula=formula).H
+    assert relative_error(H, full) < 1e-9
+    assert np.array_equal(H[3], H[17]) and np.array_equal(H[4], H[11])
+    if formula == "intended":
+        assert not H[3].any()  # (μ1 I + μ2 R) has no zero eigenvalue: the zero rows are 0
 
 
 def test_cosine_distances_are_scipys():

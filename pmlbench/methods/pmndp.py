@@ -40,7 +40,8 @@ points), ties by the lower index, each point's distance to itself exactly 0 (the
 ``constructW`` ranks exact values the same way: ``min`` returns the first index). A row of
 P whose range is within 10⁻⁹ of its largest magnitude is flat; labels whose confidence is
 within 10⁻⁹ of the row's best are tied (the lowest index is the top label), and a confidence
-within 10⁻⁹ relative of ``tar`` does not exceed it.
+within 10⁻⁹ relative of ``tar`` does not exceed it. Identical feature columns (all-zero ones
+included) are merged exactly before the Sylvester solve (:func:`negative_sylvester`).
 """
 
 from __future__ import annotations
@@ -169,6 +170,41 @@ def solve_symmetric_sylvester(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> Sy
     return Sylvester(H=H, separation=float(magnitude.min() / max(magnitude.max(), 1e-300)))
 
 
+def identical_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Classes of bitwise identical columns (all-zero ones among them): the first column of
+    each class, and each column's class."""
+    columns = np.ascontiguousarray(X.T)
+    keys = columns.view(np.dtype((np.void, columns.dtype.itemsize * columns.shape[1])))
+    _, first, classes = np.unique(keys.ravel(), return_index=True, return_inverse=True)
+    return first, classes.ravel()
+
+
+def negative_sylvester(
+    X: np.ndarray, negative: np.ndarray, *, mu1: float, mu2: float, formula: str = "code"
+) -> Sylvester:
+    """H with ``(XᵀX + μ1·J) H + H (μ2 R) = −XᵀȲ`` (``μ1·I`` for ``formula="intended"``).
+
+    Identical feature columns (all-zero ones on the training rows are the common case) give
+    ``XᵀX`` null vectors ``e_i − e_j`` which the right-hand side does not touch, so H has no
+    component along them: the rows of H of one class of identical columns are equal. The
+    equation is solved on one coordinate per class (``H = QK`` with Q the normalised class
+    indicators, ``QᵀAQ K + K B = −QᵀC``), the same solution without the zero eigenvalues of
+    A whose near-coincidences with −eig(B) would amplify rounding (and so depend on the
+    BLAS kernel): exactly what the full equation has in exact arithmetic.
+    """
+    first, classes = identical_columns(X)
+    sizes = np.bincount(classes).astype(np.float64)
+    roots = np.sqrt(sizes)
+    Xq = X[:, first] * roots[None, :]  # X Q
+    A = Xq.T @ Xq
+    if formula == "intended":
+        A[np.diag_indices_from(A)] += mu1
+    else:
+        A += mu1 * np.outer(roots, roots)  # Qᵀ J Q
+    reduced = solve_symmetric_sylvester(A, mu2 * cosine_distances(negative), -(Xq.T @ negative))
+    return Sylvester(H=reduced.H[classes] / roots[classes, None], separation=reduced.separation)
+
+
 @dataclass
 class Propagation:
     """Output of :func:`propagate` (``Truth_label_export.m``)."""
@@ -213,21 +249,18 @@ def propagate(
     mu2: float,
     tar: float,
     formula: str = "code",
-    gram: np.ndarray | None = None,
 ) -> Propagation:
     """Stage 1, ``Truth_label_export.m``, on the rows given (the training part).
 
     ``formula="intended"`` scales the negative propagation by δ (``δ(L + δI)⁻¹Ȳ``) and
     regularises the Sylvester equation with ``μ1·I`` instead of the all-ones ``μ1·J``.
     """
-    n, d = X.shape
-    G = X.T @ X if gram is None else gram
+    n = X.shape[0]
     squared = np.einsum("ij,ij->i", X, X)
     S = heat_knn_graph(squared, lambda start, stop: X[start:stop] @ X.T, k)
     L = laplacian(S)
     negative = 1.0 - Y.astype(np.float64)
-    A = G + (mu1 * np.eye(d) if formula == "intended" else mu1)
-    sylvester = solve_symmetric_sylvester(A, mu2 * cosine_distances(negative), -(X.T @ negative))
+    sylvester = negative_sylvester(X, negative, mu1=mu1, mu2=mu2, formula=formula)
     H = sylvester.H
     M = (L + delta * sp.identity(n, format="csr")).tocsc()
     solver = spla.splu(
@@ -460,7 +493,6 @@ class PMNDP(ValidatedParameters, BaseEstimator):
         X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
         formula = str(self.formula)
         with threadpool_limits(self.blas_threads, user_api="blas"):
-            G = X.T @ X
             stage1 = propagate(
                 X,
                 Y,
@@ -471,7 +503,6 @@ class PMNDP(ValidatedParameters, BaseEstimator):
                 mu2=float(self.mu2),
                 tar=float(self.tar),
                 formula=formula,
-                gram=G,
             )
             stage2 = pmndp_train(
                 X,
@@ -486,7 +517,6 @@ class PMNDP(ValidatedParameters, BaseEstimator):
                 max_iter=int(self.max_iter),
                 tol=float(self.tol),
                 formula=formula,
-                gram=G,
             )
         self.W_ = stage2.W
         self.H_ = stage1.H
