@@ -338,22 +338,24 @@ def train(
     # in these coordinates W = Q Ŵ Rᵀ (primal) and XW = P Ŵ Rᵀ, ‖W‖² = ‖Ŵ‖² and
     # tr(W L Wᵀ) = Σ Ŵ² ℓ; the dual's Ŵ is √θ times the coordinates of Z
     U, V = U0.copy(), V0.copy()
-    JR = J @ R
-    H = sigmoid(X @ V)
+    XV = X @ V
+    H = sigmoid(XV)
+    F = H @ U
     losses: list[float] = []
     What = np.zeros((P.shape[1], J.shape[1]))
     for t in range(max_iter):
-        F = H @ U
-        What = (P.T @ (F @ R + JR)) / denominator
+        What = ((P.T @ (F + J)) @ R) / denominator
         XW = P @ (What @ R.T)
         U = _u_step(H, XW, lambda3)
         HU = H @ U
-        grad = X.T @ (_sigmoid_slope(X @ V) * ((HU - XW) @ U.T)) + lambda4 * V
+        grad = X.T @ (_sigmoid_slope(XV) * ((HU - XW) @ U.T)) + lambda4 * V
         V = V - step * grad
-        H = sigmoid(X @ V)
+        XV = X @ V
+        H = sigmoid(XV)
+        F = H @ U  # the loss's HU with the new V, and the next iteration's F
         loss = (
             _sq(XW - J)
-            + _sq(XW - H @ U)
+            + _sq(XW - F)
             + lambda1 * _sq(What)
             + lambda2 * float(np.sum(What**2 * ell[None, :]))
             + lambda3 * _sq(U)
@@ -391,8 +393,11 @@ def _lift(value: float) -> str:
 
 
 def work(n: int, d: int, c: int, k: int, max_iter: int) -> float:
-    """The products of ``max_iter`` iterations: about n·k·(min(n, d+1) + c) each."""
-    return float(max_iter) * n * max(k, c) * (min(n, d + 1) + c)
+    """Multiply-adds of ``max_iter`` iterations on n instances, d features, c labels and k
+    hidden columns: per iteration two n x (d+1) by (d+1) x k products (XV, the gradient),
+    two n x r by r x c ones (the W step, r = min(n, d+1)), HᵀH and four n x k by k x c."""
+    r = min(n, d + 1)
+    return float(max_iter) * n * (2.0 * (d + 1) * k + 2.0 * r * c + k * k + 4.0 * k * c)
 
 
 class PMLLENFN(ValidatedParameters, BaseEstimator):
