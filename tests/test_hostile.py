@@ -5,6 +5,7 @@ wrong, stale or lost number with exit status 0, a traceback or a raw terminal es
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import subprocess
 import sys
@@ -106,6 +107,7 @@ def test_a_shell_script_the_key_cannot_follow_is_refused(script, problem):
 
 HOSTILE_PLUGINS = '''
 import ctypes
+import math
 import os
 import sys
 
@@ -188,18 +190,17 @@ def test_a_unit_whose_plugin_ends_the_process_is_a_failed_unit(tmp_path, monkeyp
     config = compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=2"])
     store = ResultStore(tmp_path / "store")
     with pytest.raises(UnitsFailed) as error:
-        run_config(config, tmp_path / "run", quiet=True, store=store)  # no unit_timeout
+        run_config(config, tmp_path / "run", quiet=True, store=store, isolate=True)
     assert message in str(error.value) and "\n" not in str(error.value)
     assert len(list(iter_failures(store.root))) == 2
 
 
-def test_sys_exit_fails_the_unit_without_fork_too(tmp_path, monkeypatch):
+def test_sys_exit_fails_the_unit_in_process_too(tmp_path, monkeypatch):
     from pmlbench.methods.mlknn import MLkNN
     from pmlbench.runner import run
     from pmlbench.runner.store import ResultStore
 
     monkeypatch.setattr(MLkNN, "fit", _exiting_fit("exit0"))
-    monkeypatch.setattr(run, "isolation_available", lambda: False)
     config = compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=1"])
     with pytest.raises(run.UnitsFailed, match=r"called sys\.exit\(0\)"):
         run.run_config(config, tmp_path / "run", quiet=True, store=ResultStore(tmp_path / "s"))
@@ -396,3 +397,90 @@ def test_a_utf8_bom_in_an_arff_file_is_no_content(tmp_path):
     bom = load_file(str(tmp_path / "bom.arff"), label_count=3)
     np.testing.assert_array_equal(plain.X, bom.X)
     np.testing.assert_array_equal(plain.Y, bom.Y)
+
+
+# ------------------------------------------------------------ files pmlbench writes and reads
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"not strict JSON: {name}")
+
+
+def test_json_files_are_strict_and_read_back_non_finite_numbers():
+    import json
+
+    from pmlbench.runner.format import from_json, to_json
+
+    data = {
+        "nan": float("nan"),
+        "numpy": [np.float64("inf"), np.float32("-inf"), 0.25],
+        "array": np.array([np.nan, 1.0]),
+        "ints": np.array([1, 2]),
+    }
+    text = to_json(data)
+    json.loads(text, parse_constant=_refuse_constant)  # what other tools' parsers accept
+    back = from_json(text)
+    assert math.isnan(back["nan"]) and math.isnan(back["array"][0])
+    assert back["numpy"] == [math.inf, -math.inf, 0.25] and back["ints"] == [1, 2]
+    assert math.isnan(from_json('{"value": NaN}')["value"])  # files written before
+
+
+def test_json_nested_too_deeply_is_a_value_error():
+    from pmlbench.runner.format import from_json
+
+    with pytest.raises(ValueError, match="nested too deeply"):
+        from_json("[" * 200_000 + "]" * 200_000)
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory) -> Path:
+    """A store with the two splits of ML-kNN on genbase."""
+    from pmlbench.runner.run import run_config
+    from pmlbench.runner.store import ResultStore
+
+    root = tmp_path_factory.mktemp("small_store")
+    config = compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=2"])
+    run_config(config, root / "run", quiet=True, store=ResultStore(root / "store"))
+    return root / "store"
+
+
+def _copy_store(source: Path, target: Path) -> list[Path]:
+    import shutil
+
+    shutil.copytree(source, target)
+    return sorted(p for p in target.glob("*.json") if p.name.count(".") == 1)
+
+
+def test_report_readers_check_records_as_strictly_as_a_run(small_store, tmp_path):
+    import json
+
+    from pmlbench.runner.store import ResultStore, iter_damaged, iter_records
+
+    first, second = _copy_store(small_store, tmp_path / "store")
+    record = json.loads(first.read_text())
+    record["records"][0]["value"] = 0.999  # edited by hand: the split details disagree
+    first.write_text(json.dumps(record))
+    record = json.loads(second.read_text())
+    record["unit"] = "oops"
+    second.write_text(json.dumps(record))
+    (tmp_path / "store" / f"{'a' * 32}.json").write_text("[]")
+    (tmp_path / "store" / f"{'b' * 32}.json").write_text("[" * 200_000 + "]" * 200_000)
+    assert ResultStore(tmp_path / "store").load(first.stem) is None  # what a run says
+    assert list(iter_records(tmp_path / "store", damaged=[])) == []  # and a report
+    problems = {d.path.name: d.problem for d in iter_damaged(tmp_path / "store")}
+    assert "disagree on" in problems[first.name]
+    assert problems[second.name] == "holds no unit description"
+    assert "JSON list" in problems[f"{'a' * 32}.json"]
+    assert "nested too deeply" in problems[f"{'b' * 32}.json"]
+
+
+def test_damaged_outcome_files_are_treated_as_absent(small_store, tmp_path):
+    from pmlbench.runner.store import ResultStore, iter_failures, iter_timeouts
+
+    _copy_store(small_store, tmp_path / "store")
+    store = ResultStore(tmp_path / "store")
+    key = "c" * 32
+    (tmp_path / "store" / f"{key}.timeout.json").write_text("[]")
+    (tmp_path / "store" / f"{key}.failed.json").write_text(f'{{"key": "{key}", "unit": "oops"}}')
+    assert store.load_timeout(key) is None and store.load_failure(key) is None
+    assert list(iter_timeouts(store.root)) == [] and list(iter_failures(store.root)) == []

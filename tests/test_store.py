@@ -137,10 +137,10 @@ def test_store_write_is_atomic_and_temp_files_are_ignored(tmp_path):
     leftovers = list(tmp_path.glob(".k2.json.*.tmp"))
     assert len(leftovers) == 1 and leftovers[0].read_text().startswith('{"key": "k2"')
     assert not store.is_done("k2") and store.load("k2") is None
-    # a record without a unit description is listed by readers, never reused by a run
+    # a record without a unit description is damaged, for a run and for readers alike
     assert store.load("k1") is None and "k1.json" in str(next(iter(store.damaged)))
-    assert [r["key"] for r in iter_records(tmp_path)] == ["k1"]
-    assert load_records(tmp_path)["unit_key"].tolist() == ["k1"]
+    assert list(iter_records(tmp_path, damaged=[])) == []
+    assert load_records(tmp_path, damaged=[]).empty
 
 
 def test_failure_is_listed_until_the_unit_succeeds(tmp_path):
@@ -331,6 +331,9 @@ def test_load_records_keeps_the_newest_record_of_a_unit(tmp_path):
                 "unit": description,
                 "run": {"unix_time": when},
                 "records": [{"metric": "m", "split": split, "value": value}],
+                "split": {"index": split, "values": {"m": value}},
+                "dataset": {"name": "genbase"},
+                "noise": "uniform",
             }
         )
     assert sorted(load_records(tmp_path)["value"]) == [0.2, 0.3]

@@ -124,6 +124,7 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
                 recompute=bool(config.get("recompute", False)),
                 catch_failures=True,
                 unit_timeout=config.get("unit_timeout"),
+                isolate=True,  # a plugin that exits or crashes fails its unit, not the sweep
             )
         _not_applicable(out_dir)
         if result.splits:

@@ -36,6 +36,7 @@ JSON files go through :func:`to_json` / :func:`from_json`, arrays through :func:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
@@ -162,18 +163,56 @@ def _encode_default(value: Any) -> Any:
     )
 
 
+# How a NaN or infinite number is written: strict JSON has no such numbers, so each becomes
+# an object {NONFINITE_KEY: "NaN" | "Infinity" | "-Infinity"} that from_json reads back.
+NONFINITE_KEY = "$nonfinite"
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _strict(value: Any) -> Any:
+    """``value`` with every non-finite float (numpy's too) replaced by its marker object."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _strict(value.tolist()) if value.dtype.kind in "fc" else value.tolist()
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        return {
+            NONFINITE_KEY: "NaN" if math.isnan(value) else f"{'-' if value < 0 else ''}Infinity"
+        }
+    return value
+
+
+def _read_nonfinite(pairs: list[tuple[str, Any]]) -> Any:
+    if len(pairs) == 1 and pairs[0][0] == NONFINITE_KEY and pairs[0][1] in _NONFINITE:
+        return _NONFINITE[pairs[0][1]]
+    return dict(pairs)
+
+
 def to_json(data: Any, *, indent: int = STORE_INDENT) -> str:
-    """JSON text of ``data``: numpy scalars become Python numbers, arrays lists, paths strings.
+    """Strict JSON text of ``data``: numpy scalars become Python numbers, arrays lists, paths
+    strings, and NaN or infinite numbers objects ``{"$nonfinite": "NaN"}`` (JSON has no
+    such numbers; other tools' parsers refuse Python's ``NaN``), read back by
+    :func:`from_json`.
 
     Raises:
         TypeError: for any other object that JSON cannot represent, naming its type.
     """
-    return json.dumps(data, indent=indent, default=_encode_default)
+    return json.dumps(_strict(data), indent=indent, default=_encode_default, allow_nan=False)
 
 
 def from_json(text: str) -> Any:
-    """The data :func:`to_json` wrote (arrays come back as lists)."""
-    return json.loads(text)
+    """The data :func:`to_json` wrote (arrays come back as lists, non-finite numbers as
+    floats; files from before strict JSON, with bare ``NaN``, are read too).
+
+    Raises:
+        ValueError: the text is not JSON, or nests too deeply to read.
+    """
+    try:
+        return json.loads(text, object_pairs_hook=_read_nonfinite)
+    except RecursionError:
+        raise ValueError("nested too deeply to be a pmlbench file") from None
 
 
 def save_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:

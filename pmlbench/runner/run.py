@@ -13,10 +13,11 @@ Statuses of a unit in units.json: ``computed``, ``cached`` (reused from the stor
 ``recompute=true``, not an error) and ``timed_out`` (stopped at ``unit_timeout``: recorded in
 ``<key>.timeout.json`` with its elapsed time; retried only with ``recompute=true``, without
 a limit or with a limit above that elapsed time, since the same limit would stop it again).
-Each computed unit runs in a forked child process (pmlbench.runner.timeout), stopped at
-``unit_timeout`` when that is set; plugin code that calls ``sys.exit`` or ``os._exit`` or
-crashes the interpreter fails its unit and nothing else. Without ``os.fork`` units run in
-this process, where ``sys.exit`` still only fails the unit.
+With ``unit_timeout`` set, or ``isolate`` (the command line sets it), each computed unit runs
+in a forked child process (pmlbench.runner.timeout), stopped at ``unit_timeout`` if set:
+plugin code that calls ``os._exit`` or crashes the interpreter fails its unit and nothing
+else. Otherwise (and without ``os.fork``) units run in this process, where ``sys.exit``
+still only fails the unit.
 """
 
 from __future__ import annotations
@@ -153,9 +154,11 @@ class UnitRunner:
         advance=None,
         catch: bool = True,
         unit_timeout: float | None = None,
+        isolate: bool = False,
     ) -> None:
         self.spec, self.config, self.keys, self.plugins = spec, config, keys, plugins
         self.catch, self.unit_timeout = catch, unit_timeout
+        self.isolate = isolate and isolation_available()
         self.store, self.recompute, self.out_dir = store, recompute, out_dir
         self.advance = advance or (lambda: None)
         self.log = UnitLog()
@@ -250,9 +253,9 @@ class UnitRunner:
         return result
 
     def compute(self, compute) -> tuple[SplitResult, dict[str, float]]:
-        """Run one unit in a child process (stopped at ``unit_timeout``, if set), or here
-        where there is no ``os.fork``; plugin code that exits or crashes fails the unit."""
-        if self.unit_timeout is not None or isolation_available():
+        """Run one unit in a child process (with ``unit_timeout`` or ``isolate``; stopped at
+        the limit, if set), or here; plugin code that exits or crashes fails the unit."""
+        if self.unit_timeout is not None or self.isolate:
             child = call_with_timeout(compute, self.unit_timeout)
             return child.value, {
                 "wall_seconds": child.wall_seconds,
@@ -418,6 +421,7 @@ def run_config(
     recompute: bool = False,
     catch_failures: bool | None = None,
     unit_timeout: float | None = None,
+    isolate: bool = False,
 ) -> ExperimentResult:
     """Run the experiment a resolved config describes and write its results into ``out_dir``.
 
@@ -428,7 +432,9 @@ def run_config(
     A unit whose method raises :class:`NotApplicable` is recorded as ``not_applicable`` and
     is no failure (the result may then hold fewer splits, or none). With ``unit_timeout``
     (seconds) each unit is computed in a child process and stopped at that limit; a stopped
-    unit is recorded as ``timed_out`` and counts as unfinished, like a failure.
+    unit is recorded as ``timed_out`` and counts as unfinished, like a failure. With
+    ``isolate`` each unit is computed in a child process even without a limit, so that plugin
+    code that ends or crashes the process fails only its unit.
     """
     from pmlbench.core.console import split_progress
     from pmlbench.runner.outputs import write_results
@@ -454,6 +460,7 @@ def run_config(
             advance=lambda: progress.advance(task),
             catch=catch,
             unit_timeout=unit_timeout,
+            isolate=isolate,
         )
         result = runner.assemble_stored()
         if result is None:

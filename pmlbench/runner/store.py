@@ -200,12 +200,20 @@ class ResultStore:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
+    """An outcome file's record; None when absent or damaged (not JSON, not a mapping with a
+    unit description and the key its name says): treated as absent, the unit is rerun and
+    the file replaced."""
     try:
-        return from_json(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
+        record = from_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None  # unreadable: treated as absent, the unit is rerun and the file replaced
+        return None
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("unit"), dict)
+        or not path.name.startswith(f"{record.get('key')}.")
+    ):
+        return None
+    return record
 
 
 def arrays_digest(arrays: dict[str, Any]) -> str:
@@ -338,7 +346,8 @@ def iter_records(
     """
     root = _check_dir(store_dir)
     for path in store_record_files(root):
-        record, problem = load_record(path, _record_key(path))
+        # as strictly as a run reuses a record: a report never shows what a run would redo
+        record, problem = load_record(path, _record_key(path), strict=True)
         if problem is not None:
             if damaged is None:
                 print_warning(f"damaged store file {path}: {problem}; left out")
