@@ -50,21 +50,24 @@ def load_results(paths: str | Path | Iterable[str | Path], *, source: bool = Fal
 
     ``paths`` is one path or several: run directories, multirun (sweep) directories,
     searched recursively for results.csv, single results.csv files, or result stores. The
-    rows are those of results.csv, one per (dataset, noise, method, seed, split, metric)
-    with the same columns, in file order (files sorted by path); a store's rows carry its
-    ``unit_key`` column too. With ``source=True`` a ``source`` column names the file each
-    row came from. Units that failed and runs that never finished contribute no rows
-    (``pmlbench report`` lists them).
+    rows are those of results.csv, one per unit (split) and metric with the same columns, in
+    file order (files sorted by path); a store's rows carry its ``unit_key`` column too. A
+    unit read more than once (a sweep rerun into the same or another directory, a store
+    read beside its run directories, a path given twice) gives its rows once, the first
+    read (pmlbench.report.sources.one_row_per_unit), as ``pmlbench report`` counts it once.
+    With ``source=True`` a ``source`` column names the file each row came from. Units that
+    failed and runs that never finished contribute no rows (``pmlbench report`` lists them).
 
     Raises:
         PmlbenchError: a path does not exist, holds no results, or holds a damaged
             results.csv.
     """
     from pmlbench.report.sources import load_results as load
+    from pmlbench.report.sources import one_row_per_unit
 
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    records = load(paths).records
+    records = one_row_per_unit(load(paths).records)
     if not source:
         records = records.drop(columns=["source"], errors="ignore")
     return records.reset_index(drop=True)

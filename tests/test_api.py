@@ -58,10 +58,8 @@ def test_multirun_rows_are_those_of_its_results_csv_files(sweep):
     # one run directory, given as text, and a list of run directories
     one = sorted(sweep["runs"].glob("*/results.csv"))[0]
     pd.testing.assert_frame_equal(load_results(str(one.parent)), pd.read_csv(one))
-    pd.testing.assert_frame_equal(
-        load_results([one.parent, one.parent]),
-        pd.concat([pd.read_csv(one)] * 2, ignore_index=True),
-    )
+    # a run read twice is counted once, as pmlbench report counts it
+    pd.testing.assert_frame_equal(load_results([one.parent, one.parent]), pd.read_csv(one))
 
 
 def test_store_rows_are_the_stores(sweep):

@@ -4,9 +4,11 @@ Jobs may run in this process (basic launcher), in worker processes (joblib) or o
 machines (submitit), so the progress lives in the sweep directory: the Hydra callback
 :class:`SweepProgress` writes the number of jobs and the start time there when the sweep
 starts, and each job, when it ends, counts the jobs that have written their units.json and
-prints one line: a bar, done / total, elapsed time, ETA and what the job did. In a dry run
-(``dry_run=true``) the jobs write their plans instead, and the callback prints the sweep's
-summary once every job has ended (pmlbench.runner.dryrun).
+prints one line: a bar, done / total, elapsed time, ETA and what the job did. Once every job
+has ended the callback prints the sweep's summary (:func:`sweep_summary`: units computed,
+reused, declined and failed, where the results are, the report command to run next). In a
+dry run (``dry_run=true``) the jobs write their plans instead, and the summary is the dry
+run's (pmlbench.runner.dryrun).
 """
 
 from __future__ import annotations
@@ -69,14 +71,72 @@ class SweepProgress(Callback):
         )
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """The summary line of a dry run, from the plans its jobs wrote."""
-        if not OmegaConf.select(config, "dry_run", default=False):
-            return
+        """The sweep's summary (:func:`sweep_summary`), or a dry run's from the plans its
+        jobs wrote."""
         from pmlbench.core.console import print_message
-        from pmlbench.runner.dryrun import sweep_summary
 
-        line = sweep_summary(Path(OmegaConf.select(config, "hydra.sweep.dir")))
-        print_message(line if line is not None else "dry run: no job wrote a plan")
+        sweep_dir = Path(OmegaConf.select(config, "hydra.sweep.dir"))
+        if not OmegaConf.select(config, "dry_run", default=False):
+            store = OmegaConf.select(config, "results_store", default=None)
+            for line in sweep_summary(sweep_dir, None if store in (None, "") else str(store)):
+                print_message(line)
+            return
+        from pmlbench.runner.dryrun import sweep_summary as dry_run_summary
+
+        summary = dry_run_summary(sweep_dir)
+        print_message(summary if summary is not None else "dry run: no job wrote a plan")
+
+
+# unit statuses (units.json) in the words a sweep's summary uses
+SUMMARY_LABELS = {
+    "computed": "computed",
+    "cached": "reused from the result store",
+    "not_applicable": "declined (n/a)",
+    "failed": "failed",
+}
+
+
+def sweep_summary(sweep_dir: Path, store: str | None) -> list[str]:
+    """What a finished sweep did, where its results are and what to run next::
+
+        sweep done: 12 jobs, 60 units: 20 computed, 38 reused from the result store,
+            2 declined (n/a), 0 failed
+        results: outputs/multirun/2026-01-01/10-00-00_ab12 (store: outputs/store)
+        next: pmlbench report outputs/multirun/2026-01-01/10-00-00_ab12
+
+    Counted from the units.json of the sweep's jobs (their status names are those of the
+    file format: ``cached`` is a unit reused from the result store); timed-out units and jobs
+    that failed outside any unit (``error.txt``) are named when there are any.
+    """
+    from collections import Counter
+
+    from pmlbench.runner.format import ERROR_FILE, read_units
+
+    jobs = sorted({p.parent for p in sweep_dir.glob(f"*/{JOB_MARKER}")})
+    jobs += sorted({p.parent for p in sweep_dir.glob(f"*/{ERROR_FILE}")} - set(jobs))
+    counts: Counter[str] = Counter()
+    for job in jobs:
+        try:
+            counts.update(str(u.get("status")) for u in read_units(job) if isinstance(u, dict))
+        except (OSError, ValueError):
+            continue
+    n_units = sum(counts.values())
+    parts = [f"{counts[status]} {label}" for status, label in SUMMARY_LABELS.items()]
+    if counts["timed_out"]:
+        parts.append(f"{counts['timed_out']} timed out")
+    broken = sum(1 for job in jobs if (job / ERROR_FILE).exists())
+    if broken:
+        parts.append(f"{broken} job{'s' if broken > 1 else ''} failed outside any unit")
+    unfinished = counts["failed"] + counts["timed_out"] + broken
+    lines = [
+        f"sweep done: {len(jobs)} job{'s' if len(jobs) != 1 else ''}, {n_units} units: "
+        + ", ".join(parts),
+        f"results: {sweep_dir}" + (f" (store: {store})" if store else ""),
+        f"next: pmlbench report {sweep_dir}",
+    ]
+    if unfinished:
+        lines[-1] += " (it lists what did not finish; rerunning the sweep retries failures)"
+    return lines
 
 
 def _duration(seconds: float | None) -> str:

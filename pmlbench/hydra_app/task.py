@@ -63,7 +63,7 @@ def _describe(overrides: list[str], out_dir: Path) -> str:
 
 STATUS_LABELS = {
     "computed": "computed",
-    "cached": "cached",
+    "cached": "reused",  # from the result store: one word for it, sweeps and single runs
     "failed": "failed",
     "timed_out": "timed out",
     "not_applicable": "n/a",
@@ -187,9 +187,10 @@ def _dry_run(
             raise SystemExit(2) from None
         return
     print_message(plan.line())
-    if multirun:
-        write_job_plan(out_dir, plan)
-    else:
+    # the plan marks the directory as a dry run's, which pmlbench report does not count as
+    # an unfinished run (in a multirun it also feeds the sweep's summary)
+    write_job_plan(out_dir, plan)
+    if not multirun:
         timings = TimingIndex.from_stores([store.root] if store is not None else [])
         print_message(summary_line(plan.units, timings))
 

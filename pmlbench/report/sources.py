@@ -4,7 +4,8 @@ A run directory holds ``results.csv`` once the run finished (it is written last)
 (splits) that raised, timed out or were not applicable are listed in the run's ``units.json``
 (status "failed", "timed_out", "not_applicable"); a directory
 with a run record (``run.json`` or Hydra's ``.hydra/``) but neither results nor a unit list
-is an incomplete run. Failures and incomplete runs are reported, never hidden.
+is an incomplete run, unless it holds a dry run's plan (``dry_run.json``): a dry run computes
+nothing, so its directory is no run at all. Failures and incomplete runs are reported, never hidden.
 
 Result stores (pmlbench.runner.store: one ``<key>.json`` per finished unit, ``<key>.failed.json``
 per failed one, ``<key>.timeout.json`` / ``<key>.na.json`` per timed-out / not applicable one)
@@ -24,6 +25,7 @@ import pandas as pd
 from pmlbench.core.console import print_warning
 from pmlbench.errors import PmlbenchError
 from pmlbench.runner.format import (
+    DRY_RUN_FILE,
     HYDRA_DIR,
     NOISE_PREFIX,
     PARAM_PREFIX,
@@ -191,7 +193,9 @@ def _walk(root: Path) -> LoadedResults:
         for marker in RUN_MARKERS:
             for found in root.rglob(marker):
                 run_dir = found.parent
-                if not any((run_dir / name).exists() for name in (RESULTS_FILE, UNITS_FILE)):
+                # a dry run's directory (its plan, dry_run.json) never held a run
+                finished = (RESULTS_FILE, UNITS_FILE, DRY_RUN_FILE)
+                if not any((run_dir / name).exists() for name in finished):
                     incomplete.append(run_dir)
     frames = [read_results_file(p) for p in files]
     return LoadedResults(
@@ -200,6 +204,70 @@ def _walk(root: Path) -> LoadedResults:
         failures=pd.DataFrame(failures, columns=FAILURE_COLUMNS),
         incomplete=sorted(set(incomplete)),
     )
+
+
+# results.csv columns that differ between two runs of the same unit (it was timed again)
+TIMING_COLUMNS = ("fit_seconds", "predict_seconds")
+
+
+def _run_unit_keys(results_file: Path) -> dict[int, str]:
+    """Split -> unit key, from the units.json beside a run's results.csv (empty when absent
+    or unreadable: the rows are then identified by their columns)."""
+    try:
+        entries = read_units(results_file.parent)
+    except (OSError, ValueError):
+        return {}
+    return {
+        int(e["split"]): str(e["key"])
+        for e in entries
+        if isinstance(e, dict) and isinstance(e.get("split"), int) and e.get("key")
+    }
+
+
+def one_row_per_unit(records: pd.DataFrame) -> pd.DataFrame:
+    """``records`` with every (unit, metric) once: the first row read is kept.
+
+    A unit is read more than once when a sweep was rerun (into the same or another
+    directory: the rerun's run directories list the same units, reused from the store) or
+    when a store is read beside the run directories it filled. A unit is its key: a store
+    row's ``unit_key``, a run directory's from its units.json (by split). Rows without a
+    recorded key (a results.csv without units.json) are the same unit when every column but
+    the timings and ``source`` agrees. Adds no column; ``records`` needs ``source``.
+    """
+    if records.empty:
+        return records
+    keys = (
+        records["unit_key"].astype(object)
+        if "unit_key" in records.columns
+        else pd.Series(None, index=records.index, dtype=object)
+    )
+    keys = keys.where(keys.notna(), None)
+    missing = keys.isna()
+    if missing.any() and "source" in records.columns:
+        by_file: dict[str, dict[int, str]] = {}
+        for index, source, split in zip(
+            records.index[missing],
+            records.loc[missing, "source"],
+            records.loc[missing, "split"],
+            strict=True,
+        ):
+            source = str(source)
+            if source not in by_file:
+                path = Path(source)
+                by_file[source] = _run_unit_keys(path) if path.name == RESULTS_FILE else {}
+            try:
+                keys.loc[index] = by_file[source].get(int(split))
+            except (TypeError, ValueError):
+                continue
+    identity = [c for c in records.columns if c not in (*TIMING_COLUMNS, "source", "unit_key")]
+    # one text per row: its unit key and metric, or (no key known) its identifying columns
+    texts = [records[c].map(str) for c in identity]
+    fallback = texts[0].str.cat(texts[1:], sep="\x1f")
+    marks = [
+        f"key\x1f{key}\x1f{metric}" if key is not None else f"row\x1f{row}"
+        for key, metric, row in zip(keys, records["metric"].astype(str), fallback, strict=True)
+    ]
+    return records[~pd.Series(marks, index=records.index).duplicated()]
 
 
 def load_results(paths: Iterable[str | Path]) -> LoadedResults:

@@ -5,8 +5,10 @@ running: it computes the job's unit keys (which needs the plugins' classes, neve
 and looks each key up in the result store exactly as a run would, through the runner's own
 reuse and skip decisions (pmlbench.runner.run.UnitRunner), so the counts are those of the
 real run. Nothing is computed, no dataset is loaded, and nothing is written to the store or
-the shared-work cache; a job of a multirun writes its plan to ``dry_run.json`` in its own
-directory, from which :func:`sweep_summary` counts the whole sweep once every job is done.
+the shared-work cache. Each job writes its plan to ``dry_run.json`` in its own directory:
+in a multirun :func:`sweep_summary` counts the whole sweep from these once every job is done,
+and ``pmlbench report`` knows a directory holding one as a dry run's, never as an unfinished
+run (Hydra creates the job's directory and its ``.hydra/`` record before the job starts).
 
 Each unit has one store state:
 

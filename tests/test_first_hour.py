@@ -1,0 +1,150 @@
+"""A new user's first hour: a sweep run twice and a dry run, then the results loaded and
+reported as they were computed (each unit once, no unfinished run invented), typos at the top
+level answered with a did-you-mean, and a sweep that ends with its summary."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pmlbench.api import load_results
+from pmlbench.report import load_results as report_sources
+from pmlbench.runner.format import read_units
+
+SWEEP = [
+    "-m",
+    "method=mlknn",
+    "dataset=genbase",
+    "noise.rate=0.5,1.0",
+    "protocol.n_splits=2",
+    "cache_dir=null",
+]
+N_UNITS = 2 * 2  # noise rates x splits
+N_METRICS = 7
+
+
+def pmlbench(cwd: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pmlbench", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="module")
+def reruns(tmp_path_factory) -> dict[str, Path | subprocess.CompletedProcess]:
+    """The README's sweep run once, again into another directory, again into the first one,
+    and as a dry run, all under one multirun directory with one result store."""
+    root = tmp_path_factory.mktemp("first_hour")
+    runs, store = root / "multirun", root / "store"
+    common = [*SWEEP, f"results_store={store}"]
+    first = pmlbench(root, *common, f"hydra.sweep.dir={runs / 'a'}")
+    assert first.returncode == 0, first.stdout + first.stderr
+    other = pmlbench(root, *common, f"hydra.sweep.dir={runs / 'b'}")
+    assert other.returncode == 0, other.stdout + other.stderr
+    same = pmlbench(root, *common, f"hydra.sweep.dir={runs / 'a'}")
+    assert same.returncode == 0, same.stdout + same.stderr
+    dry = pmlbench(root, *common, "dry_run=true", f"hydra.sweep.dir={runs / 'dry'}")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    single_dry = pmlbench(
+        root,
+        *common[1:3],
+        f"results_store={store}",
+        "dry_run=true",
+        f"hydra.run.dir={runs / 'single_dry'}",
+    )
+    assert single_dry.returncode == 0, single_dry.stdout + single_dry.stderr
+    return {
+        "root": root,
+        "runs": runs,
+        "store": store,
+        "first": first,
+        "other": other,
+        "same": same,
+    }
+
+
+def _unit_ids(records: pd.DataFrame) -> pd.Series:
+    return records[["noise_rate", "seed", "split", "metric"]].astype(str).agg("/".join, axis=1)
+
+
+# --------------------------------------------------------------------------- item 2
+
+
+def test_load_results_after_reruns_has_each_unit_and_metric_once(reruns):
+    runs, store = reruns["runs"], reruns["store"]
+    # the rerun into another directory is a second copy of every row on disk
+    assert len(sorted(runs.rglob("results.csv"))) == 4
+    assert len(report_sources([runs]).records) == 2 * N_UNITS * N_METRICS
+    for paths in ([runs], [store], [store, runs], [runs, store], [runs / "a", runs / "a"]):
+        records = load_results(paths)
+        assert len(records) == N_UNITS * N_METRICS, paths
+        assert not _unit_ids(records).duplicated().any(), paths
+    # the rows kept are those of the first path read, values unchanged
+    from_store = load_results([store, runs], source=True)
+    assert from_store["source"].str.startswith(str(store)).all()
+    a = load_results(runs / "a").sort_values(["noise_rate", "split", "metric"])
+    s = from_store.sort_values(["noise_rate", "split", "metric"])
+    assert a["value"].to_numpy().tolist() == s["value"].to_numpy().tolist()
+
+
+def test_rows_without_a_unit_list_are_the_same_unit_when_their_columns_agree(reruns, tmp_path):
+    one = sorted((reruns["runs"] / "a").glob("*/results.csv"))[0]
+    for name in ("x", "y"):
+        (tmp_path / name).mkdir()
+        frame = pd.read_csv(one)
+        frame["fit_seconds"] = frame["fit_seconds"] * (2 if name == "y" else 1)  # timed again
+        frame.to_csv(tmp_path / name / "results.csv", index=False)
+    assert len(load_results(tmp_path)) == 2 * N_METRICS
+    # a different value is a different row (pmlbench report names the conflict)
+    frame = pd.read_csv(tmp_path / "y" / "results.csv")
+    frame.loc[0, "value"] = -1.0
+    frame.to_csv(tmp_path / "y" / "results.csv", index=False)
+    assert len(load_results(tmp_path)) == 2 * N_METRICS + 1
+
+
+# --------------------------------------------------------------------------- item 3
+
+
+def test_a_dry_run_leaves_nothing_a_report_counts_as_unfinished(reruns, tmp_path):
+    runs = reruns["runs"]
+    assert list((runs / "dry").rglob("dry_run.json")), "the sweep's dry run wrote no plan"
+    assert (runs / "single_dry" / "dry_run.json").exists()
+    loaded = report_sources([runs])
+    assert loaded.incomplete == []
+    proc = pmlbench(reruns["root"], "report", str(runs), "--out", str(tmp_path / "report"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "incomplete" not in proc.stdout + proc.stderr
+    # a run that really stopped before writing anything is still reported
+    (runs / "broken" / ".hydra").mkdir(parents=True)
+    assert report_sources([runs]).incomplete == [runs / "broken"]
+
+
+# --------------------------------------------------------------------------- item 6
+
+
+def test_a_sweep_ends_with_its_summary_and_the_next_command(reruns):
+    first, again = reruns["first"].stdout, reruns["same"].stdout
+    runs, store = reruns["runs"], reruns["store"]
+    assert (
+        f"sweep done: 2 jobs, {N_UNITS} units: {N_UNITS} computed, 0 reused from the result "
+        "store, 0 declined (n/a), 0 failed" in first
+    )
+    assert (
+        f"sweep done: 2 jobs, {N_UNITS} units: 0 computed, {N_UNITS} reused from the result "
+        "store, 0 declined (n/a), 0 failed" in again
+    )
+    for out in (first, again):
+        assert f"results: {runs / 'a'} (store: {store})" in " ".join(out.split())
+        assert f"next: pmlbench report {runs / 'a'}" in " ".join(out.split())
+        assert " cached" not in out  # one vocabulary
+    # per-job lines use the same words
+    assert "2 reused" in again
+    for entry in read_units(next((runs / "a").glob("0_*"))):
+        assert entry["status"] == "cached"  # the file format keeps its status names
