@@ -16,11 +16,12 @@ import pandas as pd
 import pytest
 
 from pmlbench.report.render import metric_name
-from tests.test_suite import (
+from tests.helpers import (
     LEADERBOARD,
     REDUCED_METHODS,
     REFERENCE,
     REPORT_ARGS,
+    pipe_tables,
     reduced_suite,
     report_with_leaderboard,
 )
@@ -47,20 +48,6 @@ def _sections(page: str) -> dict[str, str]:
     return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
 
 
-def _tables(text: str) -> list[list[list[str]]]:
-    """Every pipe table of ``text`` as rows of cells (header first, rule dropped)."""
-    tables, current = [], []
-    for line in [*text.splitlines(), ""]:
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-            if not all(re.fullmatch(r":?-+:?", c) for c in cells):
-                current.append(cells)
-        elif current:
-            tables.append(current)
-            current = []
-    return tables
-
-
 def _metric_section(page: str, metric: str) -> str:
     for heading, text in _sections(page).items():
         if heading.startswith(metric_name(metric) + " "):
@@ -71,7 +58,7 @@ def _metric_section(page: str, metric: str) -> str:
 def test_every_method_and_dataset_is_in_every_metric_table(root, page):
     table2 = pd.read_csv(root / "report" / "table2.csv")
     for metric in dict.fromkeys(table2["metric"]):
-        header, *rows = _tables(_metric_section(page, metric))[0]
+        header, *rows = pipe_tables(_metric_section(page, metric))[0]
         assert header == ["dataset", "noise", *METHODS]
         assert {(r[0], r[1]) for r in rows} == set(DATASETS.items())
 
@@ -80,7 +67,7 @@ def test_the_numbers_are_those_of_table2_csv(root, page):
     table2 = pd.read_csv(root / "report" / "table2.csv")
     checked = 0
     for metric, rows in table2.groupby("metric", sort=False):
-        header, *cells = _tables(_metric_section(page, metric))[0]
+        header, *cells = pipe_tables(_metric_section(page, metric))[0]
         shown = {(r[0], r[1], m): c for r in cells for m, c in zip(header[2:], r[2:], strict=True)}
         for row in rows.itertuples(index=False):
             text = f"{row.mean:.3f} ± {'–' if np.isnan(row.std) else f'{row.std:.3f}'}"
@@ -93,15 +80,47 @@ def test_the_numbers_are_those_of_table2_csv(root, page):
     assert checked == 7 * 2 * 2
 
 
+def _corrected_wtl(root: Path) -> pd.DataFrame:
+    """The reference's win/tie/loss by the corrected resampled t-test (Nadeau & Bengio 2003),
+    computed here from the records with scipy's t distribution: metric, baseline, win, tie,
+    loss."""
+    from scipy import stats
+
+    from pmlbench.runner.store import load_records
+
+    records = load_records(root / "store")
+    rows = []
+    key = ["metric", "dataset", "noise", "seed", "split"]
+    wide = records.pivot_table(index=key, columns="method", values="value").dropna()
+    sizes = records.groupby(key)[["n_train", "n_test", "higher_is_better"]].first()
+    for (metric, _, _), group in wide.groupby(level=[0, 1, 2]):
+        d = (group[REFERENCE] - group["ridge"]).to_numpy()
+        ratio = (sizes.loc[group.index, "n_test"] / sizes.loc[group.index, "n_train"]).mean()
+        higher = bool(sizes.loc[group.index, "higher_is_better"].iloc[0])
+        if np.all(d == d[0]):
+            p = 1.0 if d[0] == 0 else 0.0
+        else:
+            t = d.mean() / np.sqrt((1 / len(d) + ratio) * d.var(ddof=1))
+            p = 2 * stats.t.sf(abs(t), len(d) - 1)
+        better = d.mean() > 0 if higher else d.mean() < 0
+        rows.append((metric, "tie" if p >= 0.05 or d.mean() == 0 else "win" if better else "loss"))
+    frame = pd.DataFrame(rows, columns=["metric", "outcome"])
+    counts = frame.groupby("metric")["outcome"].value_counts().unstack(fill_value=0)
+    counts = counts.reindex(columns=["win", "tie", "loss"], fill_value=0)
+    counts.loc["total"] = counts.sum()
+    return counts.reset_index().assign(baseline="ridge")
+
+
 def test_ranks_friedman_diagram_and_win_tie_loss_are_the_reports(root, page):
     friedman = pd.read_csv(root / "report" / "friedman.csv")
     ranks = pd.read_csv(root / "report" / "ranks.csv")
-    wtl = pd.read_csv(root / "report" / "wtl.csv")
+    wtl = _corrected_wtl(root)
+    assert "corrected resampled t-test" in page
     for row in friedman.itertuples(index=False):
         text = _metric_section(page, row.metric)
         assert f"Friedman chi2_F = {row.chi2:.3f} (p = {row.pvalue:.3g})" in text
         assert f"Nemenyi critical difference = {row.nemenyi_cd:.3f}" in text
-        tables = _tables(text)
+        tables = pipe_tables(text)
         average = {m: r for m, r in tables[1][1:]}
         for rank in ranks[ranks["metric"] == row.metric].itertuples(index=False):
             assert average[rank.method] == f"{rank.average_rank:.3f}"
@@ -110,6 +129,9 @@ def test_ranks_friedman_diagram_and_win_tie_loss_are_the_reports(root, page):
         assert (root / "docs" / link).read_text().startswith("<?xml")
         header, line = tables[2]
         assert header == [f"{REFERENCE} vs", "ridge"]
+        matrix = tables[3]  # the multi-comparison matrix: nlr has no result to compare
+        assert matrix[0][0] == "" and sorted(matrix[0][1:]) == sorted([REFERENCE, "ridge"])
+        assert sorted(r[0] for r in matrix[1:]) == sorted([REFERENCE, "ridge"])
         counts = wtl[(wtl["metric"] == row.metric) & (wtl["baseline"] == "ridge")].iloc[0]
         assert line == [metric_name(row.metric), f"{counts.win}/{counts.tie}/{counts.loss}"]
     total = wtl[wtl["metric"] == "total"].iloc[0]
@@ -117,13 +139,21 @@ def test_ranks_friedman_diagram_and_win_tie_loss_are_the_reports(root, page):
     assert f"| total | {total.win}/{total.tie}/{total.loss} |" in overview
 
 
+def test_the_page_names_its_tests_and_shows_the_disambiguation_table(page):
+    overview = _sections(page)["Overview"]
+    for name in ("Wilcoxon signed-rank", "Holm", "corrected resampled t-test", "hierarchical"):
+        assert name in overview
+    disambiguation = _sections(page)["Disambiguation quality (training part)"]
+    assert "disambiguation AUC" in disambiguation
+
+
 def test_not_applicable_and_missing_units_are_listed(page):
     sections = _sections(page)
-    header, *rows = _tables(sections["Not applicable"])[0]
+    header, *rows = pipe_tables(sections["Not applicable"])[0]
     assert header == ["method", "dataset", "noise", "splits", "reason"]
     assert [r[:4] for r in rows] == [["nlr", "emotions", DATASETS["emotions"], "0, 1"]]
     assert "method.max_order=10" in rows[0][4]
-    header, *rows = _tables(sections["Missing and failed units"])[0]
+    header, *rows = pipe_tables(sections["Missing and failed units"])[0]
     assert rows == [
         [
             "missing",
@@ -145,7 +175,7 @@ def test_the_command_and_versions_are_at_the_top(page):
         "python -m pmlbench -m +experiment=suite method=mlknn,ridge "
         "+experiment/suite_case=emotions_rate1.0,mirflickr5k" in top
     )
-    versions = {row[0]: row[1] for row in _tables(top)[-1][1:]}
+    versions = {row[0]: row[1] for row in pipe_tables(top)[-1][1:]}
     assert versions["numpy"] == numpy.__version__
     assert versions["scipy"] == scipy.__version__
     assert versions["scikit-learn"] == sklearn.__version__

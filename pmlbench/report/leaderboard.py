@@ -2,15 +2,20 @@
 
 ``pmlbench report STORE --reference pml3er --leaderboard docs/leaderboard.md`` writes it
 beside the report. It is another rendering of the same :class:`~pmlbench.report.build.Report`
-(Table 2's means, the Friedman tests and critical-difference diagrams, the reference's
-win/tie/loss, the units that did not finish, the provenance of the records): nothing here
-computes a statistic. Per metric it shows PML dataset x method mean ± std with the best of
-each row in bold, "n/a" where the method refused the dataset
+(Table 2's means, the Friedman tests and critical-difference diagrams, the pairwise
+Wilcoxon-Holm tests, the disambiguation measures, the units that did not finish, the
+provenance of the records). One statistic is its own: the reference's win/tie/loss per PML
+dataset uses ``ReportOptions.leaderboard_test``, by default the corrected resampled t-test
+(Nadeau & Bengio 2003: the 50/50 splits' training sets overlap, so the paper's plain paired
+t-test, which Table 3 keeps, is too liberal). Per metric it shows PML dataset x method mean ±
+std with the best of each row in bold, "n/a" where the method refused the dataset
 (:class:`pmlbench.errors.NotApplicable`) and "–" where there is no result; average ranks with
 the Friedman test and the diagram (SVG in a folder named after the page, linked relatively);
-and the reference's win/tie/loss against every other method. At the top: the command that
-wrote the page, the sweep commands and package versions recorded with the units; at the
-bottom: the units that were not applicable, failed, timed out or are missing.
+the reference's win/tie/loss against every other method; and the multi-comparison matrix of
+every pair. At the top: the command that wrote the page, the sweep commands, package
+versions recorded with the units and the tests the page uses; at the bottom: the
+disambiguation table and the units that were not applicable, failed, timed out or are
+missing.
 
 The page holds no date, no host and no path other than those in the commands and error
 messages it quotes (unit files are named without their folder), and its figures carry no
@@ -26,10 +31,11 @@ from pathlib import Path
 import pandas as pd
 
 from pmlbench.core.atomic import atomic_write_text
-from pmlbench.report import html, plots, table2, wtl_table
-from pmlbench.report.build import Report, cd_figures
+from pmlbench.report import disambiguation, html, pairwise, plots, table2, wtl_table
+from pmlbench.report.build import Report, cd_figures, posthoc_name
 from pmlbench.report.render import arrow, markdown_escape, markdown_table, metric_name
 from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE
+from pmlbench.stats.wtl import Comparisons, compare_with_reference, win_tie_loss
 
 NOT_APPLICABLE = table2.NOT_APPLICABLE
 NO_RESULT = table2.MISSING
@@ -102,22 +108,32 @@ def _ranks_text(report: Report, metric: str, figure: str | None) -> str:
     if r is None:
         return (
             "No Friedman test: it needs at least two methods with a result on at least two "
-            "of the same PML datasets.\n"
+            "of the same datasets.\n"
         )
     f, alpha = r.friedman, report.options.alpha
     left_out = ""
     if r.dropped_blocks:
         left_out = (
-            f" ({len(r.dropped_blocks)} left out, where some method has no result: "
-            + ", ".join(f"{d} ({lv})" for d, lv in r.dropped_blocks)
-            + ")"
+            f"; left out, where some method has no result: {len(r.dropped_blocks)} PML "
+            "datasets (" + ", ".join(f"{d} ({lv})" for d, lv in r.dropped_blocks) + ")"
+        )
+    if r.blocks == "dataset":
+        blocks = (
+            f"the {f.n_blocks} datasets where every ranked method has a result (N = "
+            f"{f.n_blocks}; one block per dataset: the mean over its noise levels and splits"
+            f"{left_out})"
+        )
+    else:
+        blocks = (
+            f"the {f.n_blocks} PML datasets (dataset x noise level) where every ranked method "
+            f"has a result (N = {f.n_blocks}{left_out})"
         )
     parts = [
-        f"Average ranks over the {f.n_blocks} PML datasets where every ranked method has a "
-        f"result{left_out} (1 = best, ties share the average rank). Friedman chi2_F = "
-        f"{f.chi2:.3f} (p = {f.pvalue:.3g}), Iman-Davenport F_F = {f.f_statistic:.3f} "
-        f"(p = {f.f_pvalue:.3g}); k = {f.k} methods; Nemenyi critical difference = "
-        f"{r.critical_difference:.3f} at alpha = {alpha:g}.\n\n",
+        f"Average ranks over {blocks}; 1 = best, ties share the average rank. Omnibus test: "
+        f"Friedman chi2_F = {f.chi2:.3f} (p = {f.pvalue:.3g}), Iman-Davenport F_F = "
+        f"{f.f_statistic:.3f} (p = {f.f_pvalue:.3g}); k = {f.k} methods; Nemenyi critical "
+        f"difference = {r.critical_difference:.3f} at alpha = {alpha:g} (shown for reference: "
+        "a Nemenyi verdict depends on the pool of methods ranked).\n\n",
         markdown_table(
             ["method", "average rank"],
             [
@@ -128,7 +144,7 @@ def _ranks_text(report: Report, metric: str, figure: str | None) -> str:
         ),
     ]
     if figure is not None:
-        how = "Holm" if report.options.posthoc == "holm" else "Nemenyi"
+        how = posthoc_name(report.options.posthoc)
         parts.append(
             f"\n![Critical-difference diagram of {metric_name(metric)}: methods at their "
             f"average rank, bars join methods not significantly different ({how})]({figure})\n"
@@ -136,24 +152,111 @@ def _ranks_text(report: Report, metric: str, figure: str | None) -> str:
     return "".join(parts)
 
 
-def _wtl_text(report: Report, metric: str | None) -> str:
-    """The reference's win/tie/loss: one metric's row, or every metric and the total."""
+def leaderboard_comparisons(report: Report) -> tuple[Comparisons, pd.DataFrame] | None:
+    """The reference's per-PML-dataset tests with the leaderboard's test
+    (``ReportOptions.leaderboard_test``) and their win/tie/loss counts; the report's own
+    when it used the same test."""
     if report.comparisons is None or report.wtl is None:
+        return None
+    options = report.options
+    if options.leaderboard_test == report.comparisons.test:
+        return report.comparisons, report.wtl
+    p = report.prepared
+    comparisons = compare_with_reference(
+        p.records,
+        report.comparisons.reference,
+        p.directions,
+        test=options.leaderboard_test,
+        alpha=options.alpha,
+        correction=options.correction,
+        baselines=[m for m in p.methods if m != report.comparisons.reference],
+    )
+    return comparisons, win_tie_loss(comparisons.comparisons, p.metrics)
+
+
+def _wtl_text(
+    report: Report, metric: str | None, tested: tuple[Comparisons, pd.DataFrame] | None
+) -> str:
+    """The reference's win/tie/loss: one metric's row, or every metric and the total."""
+    if tested is None:
         return ""
-    wtl = report.wtl if metric is None else report.wtl[report.wtl["metric"] == metric]
+    comparisons, all_wtl = tested
+    wtl = all_wtl if metric is None else all_wtl[all_wtl["metric"] == metric]
     if wtl.empty:
         return ""
     baselines, metrics, cells = wtl_table._grid(wtl)
-    reference = report.comparisons.reference
+    reference = comparisons.reference
     rows = [
         [wtl_table._label(m), *[cells.get((b, m), NO_RESULT) for b in baselines]] for m in metrics
     ]
     return (
         f"Win/tie/loss of {reference} against each method over the PML datasets both have "
-        f"({wtl_table.describe_test(report.comparisons)}): a win means {reference} is "
+        f"({wtl_table.describe_test(comparisons)}): a win means {reference} is "
         "significantly better in the metric's direction.\n\n"
         + markdown_table([f"{reference} vs", *baselines], rows, ["l"] + ["r"] * len(baselines))
     )
+
+
+def _pairwise_text(report: Report, metric: str) -> str:
+    """The multi-comparison matrix of one metric."""
+    if report.pairwise is None:
+        return ""
+    table = pairwise.matrix_markdown(
+        report.pairwise, metric, report.prepared.directions[metric], report.options.digits
+    )
+    if not table:
+        return ""
+    return (
+        "Multi-comparison matrix. "
+        + pairwise.describe(report.pairwise, report.options.alpha)
+        + "\n\n"
+        + table
+    )
+
+
+def _tests_text(report: Report, tested: tuple[Comparisons, pd.DataFrame] | None) -> str:
+    """The tests the page uses, by name."""
+    blocks = pairwise.BLOCK_LABELS[report.options.blocks]
+    alpha = report.options.alpha
+    lines = [
+        f"- Across datasets, every pair of methods: the two-sided Wilcoxon signed-rank test "
+        f"over datasets (exact for N <= 50) with Holm's correction over all pairs of a "
+        f"metric, alpha {alpha:g}; one block per {blocks}; a pair uses every dataset both "
+        "methods have (the matrices below, pairwise.csv beside the report).",
+        "- Critical-difference diagrams: methods at their average rank, bars from "
+        f"{posthoc_name(report.options.posthoc)}.",
+        "- Omnibus: the Friedman test with the Iman-Davenport F over the datasets where every "
+        "method has a result (N stated per metric).",
+    ]
+    if tested is not None:
+        lines.append(
+            f"- Per PML dataset, {tested[0].reference} against each method: "
+            f"{wtl_table.describe_test(tested[0])}"
+            + (
+                " (Nadeau & Bengio 2003: the training sets of the 50/50 splits overlap; the "
+                "paper's Table 3 in the report keeps the plain paired t-test)."
+                if tested[0].test == "corrected"
+                else "."
+            )
+        )
+    if report.bayes is not None:
+        hierarchical = (
+            "; the hierarchical Bayesian model over split-level results (Benavoli et al. "
+            "2017) below"
+            if report.hierarchical is not None
+            else "; the hierarchical Bayesian model was not computed (add --hierarchical)"
+        )
+        lines.append(
+            f"- Bayesian: {report.bayes.reference} against each method with a ROPE of "
+            f"±{report.bayes.rope:g} on the metric's scale (report's bayes.md){hierarchical}."
+        )
+    else:
+        lines.append(
+            "- Bayesian comparisons (correlated Bayesian t-test, Bayesian signed-rank and the "
+            "hierarchical Bayesian model): not computed for this page (pmlbench report "
+            "--bayesian)."
+        )
+    return "\n".join(lines) + "\n"
 
 
 def _provenance_text(report: Report, command: Sequence[str]) -> str:
@@ -196,7 +299,9 @@ def _provenance_text(report: Report, command: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _overview(report: Report, methods: list[str]) -> str:
+def _overview(
+    report: Report, methods: list[str], tested: tuple[Comparisons, pd.DataFrame] | None
+) -> str:
     p = report.prepared
     parts = [
         f"{p.records['dataset'].nunique()} datasets, {len(p.blocks)} PML datasets (dataset x "
@@ -207,6 +312,7 @@ def _overview(report: Report, methods: list[str]) -> str:
         f"[Not applicable](#not-applicable)); {NO_RESULT}: no result (see "
         "[Missing and failed units](#missing-and-failed-units)).\n",
     ]
+    parts.append("\n### Tests\n\n" + _tests_text(report, tested))
     if report.ranks:
         ranked = list(dict.fromkeys(m for r in report.ranks.values() for m in r.friedman.methods))
         rows = []
@@ -220,7 +326,7 @@ def _overview(report: Report, methods: list[str]) -> str:
                 row.append(f"{r.friedman.average_ranks[r.friedman.methods.index(method)]:.2f}")
             rows.append(row)
         parts.append(
-            "\n### Average ranks\n\nPer metric, over the PML datasets where every ranked "
+            "\n### Average ranks\n\nPer metric, over the datasets where every ranked "
             "method has a result (1 = best; details in each metric's section):\n\n"
             + markdown_table(
                 ["method", *[metric_name(m) for m in p.metrics]],
@@ -228,11 +334,35 @@ def _overview(report: Report, methods: list[str]) -> str:
                 ["l"] + ["r"] * len(p.metrics),
             )
         )
-    wtl = _wtl_text(report, None)
+    if report.hierarchical is not None and report.bayes is not None and len(report.hierarchical):
+        from pmlbench.report import hierarchical
+
+        text = hierarchical.to_markdown(
+            report.hierarchical, report.bayes.reference, report.bayes.threshold
+        )
+        parts.append("\n### Hierarchical Bayesian comparison\n\n" + text.split("\n\n", 1)[1])
+    wtl = _wtl_text(report, None, tested)
     if wtl:
         parts.append("\n### Win/tie/loss\n\n" + wtl)
     else:
         parts.append("\nNo reference method given: pass --reference METHOD for win/tie/loss.\n")
+    return "".join(parts)
+
+
+def _disambiguation_text(report: Report) -> str:
+    frame = report.disambiguation
+    if frame is None or frame.empty:
+        return (
+            "No method in these results exposes its confidence per training candidate "
+            "(disambiguation_scores_), so this table is empty: results computed before the "
+            "hook existed, or by methods without a disambiguation stage, carry no "
+            "disambiguation measures. " + disambiguation.EXPLANATION + "\n"
+        )
+    parts = [disambiguation.EXPLANATION + "\n"]
+    for measure in disambiguation.MEASURES:
+        table = disambiguation.measure_markdown(frame, measure, report.options.digits)
+        if table:
+            parts.append(f"\n### {disambiguation.NAMES[measure]}\n\n{table}")
     return "".join(parts)
 
 
@@ -323,12 +453,13 @@ def leaderboard_markdown(
     p = report.prepared
     unfinished = unfinished_units(report)
     blocks, methods = _axes(report, unfinished)
+    tested = leaderboard_comparisons(report)
     parts = [
         "# PML benchmark leaderboard\n\n",
         GENERATED_NOTE + "\n\n",
         _provenance_text(report, command),
         "\n## Overview\n\n",
-        _overview(report, methods),
+        _overview(report, methods, tested),
     ]
     for metric in p.metrics:
         higher = p.directions[metric]
@@ -339,10 +470,15 @@ def leaderboard_markdown(
             "\n",
             _ranks_text(report, metric, figures.get(metric)),
         ]
-        wtl = _wtl_text(report, metric)
+        wtl = _wtl_text(report, metric, tested)
         if wtl:
             parts += ["\n", wtl]
+        matrix = _pairwise_text(report, metric)
+        if matrix:
+            parts += ["\n", matrix]
     parts += [
+        "\n## Disambiguation quality (training part)\n\n",
+        _disambiguation_text(report),
         "\n## Not applicable\n\n",
         "Units whose method declined the dataset before any work (its published form does "
         "not fit this input within the suite's budget); shown as n/a above, never counted as "
