@@ -484,3 +484,52 @@ def test_damaged_outcome_files_are_treated_as_absent(small_store, tmp_path):
     (tmp_path / "store" / f"{key}.failed.json").write_text(f'{{"key": "{key}", "unit": "oops"}}')
     assert store.load_timeout(key) is None and store.load_failure(key) is None
     assert list(iter_timeouts(store.root)) == [] and list(iter_failures(store.root)) == []
+
+
+def test_a_method_that_edits_its_training_arrays_changes_no_saved_array(tmp_path, monkeypatch):
+    from pmlbench.methods.mlknn import MLkNN
+    from pmlbench.runner.format import load_npz, predictions_path
+    from pmlbench.runner.run import run_config
+
+    config = compose_config(
+        ["method=mlknn", "dataset=genbase", "protocol.n_splits=1", "save_predictions=true"]
+    )
+    run_config(config, tmp_path / "clean", quiet=True)
+    original = MLkNN.fit
+
+    def fit_and_scribble(self, X, Y):
+        fitted = original(self, X.copy(), Y.copy())
+        Y[:] = 1  # a careless plugin writes into the arrays it was given
+        return fitted
+
+    monkeypatch.setattr(MLkNN, "fit", fit_and_scribble)
+    run_config(config, tmp_path / "edited", quiet=True)
+    clean = load_npz(predictions_path(tmp_path / "clean", 0))
+    edited = load_npz(predictions_path(tmp_path / "edited", 0))
+    assert clean["y_train_candidates"].mean() < 0.5
+    for name in clean:
+        np.testing.assert_array_equal(edited[name], clean[name], err_msg=name)
+
+
+def test_a_rerun_into_the_same_directory_leaves_no_stale_results(tmp_path, monkeypatch):
+    from pmlbench.methods.mlknn import MLkNN
+    from pmlbench.runner.format import RESULTS_FILE, RUN_RECORD_FILE, predictions_path
+    from pmlbench.runner.run import UnitsFailed, run_config
+    from pmlbench.runner.store import ResultStore
+
+    config = compose_config(
+        ["method=mlknn", "dataset=genbase", "protocol.n_splits=2", "save_predictions=true"]
+    )
+    store = ResultStore(tmp_path / "store")
+    run_config(config, tmp_path / "run", quiet=True, store=store)
+    assert (tmp_path / "run" / RESULTS_FILE).is_file()
+
+    def fail(self, X, Y):
+        raise RuntimeError("now it fails")
+
+    monkeypatch.setattr(MLkNN, "fit", fail)
+    with pytest.raises(UnitsFailed):
+        run_config(config, tmp_path / "run", quiet=True, store=store, recompute=True)
+    assert not (tmp_path / "run" / RESULTS_FILE).exists()
+    assert not (tmp_path / "run" / RUN_RECORD_FILE).exists()
+    assert not predictions_path(tmp_path / "run", 0).exists()

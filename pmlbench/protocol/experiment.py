@@ -169,15 +169,17 @@ def run_split(
     estimator = plugins.method.build(plan.method_seed)
     bipartition = make_bipartition(dict(spec.bipartition))
     start = time.perf_counter()
+    # the method gets copies: one that edits its training arrays in place changes neither
+    # the bipartition's inputs nor the saved y_train_candidates
     estimator, tuned, tuning = fit_with_tuning(
         estimator,
-        X_train,
-        Y_cand,
+        X_train.copy(),
+        Y_cand.copy(),
         spec=spec,
         Y_true_train=dataset.Y[plan.train_idx],
         random_state=plan.method_seed,
     )
-    bipartition.fit(estimator, X_train, Y_cand, random_state=plan.method_seed)
+    bipartition.fit(estimator, X_train.copy(), Y_cand.copy(), random_state=plan.method_seed)
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
     scores = estimator.decision_function(X_test)

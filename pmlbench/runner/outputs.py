@@ -144,9 +144,26 @@ def run_record(result: ExperimentResult, config: dict[str, Any]) -> dict[str, An
     }
 
 
-def write_results(result: ExperimentResult, config: dict[str, Any], out_dir: str | Path) -> Path:
-    """Write results.csv, run.json and (if asked) predictions/split_<i>.npz atomically."""
+def clear_results(out_dir: str | Path, keep: set[int] | frozenset[int] = frozenset()) -> None:
+    """Remove results.csv, run.json and the predictions of splits not in ``keep`` that an
+    earlier run left in ``out_dir`` (a fixed ``hydra.run.dir`` or ``hydra.sweep.dir`` reused):
+    a run whose units now fail or time out must not leave the old numbers beside its
+    units.json."""
     out_dir = Path(out_dir)
+    if not keep:
+        for name in (RESULTS_FILE, RUN_RECORD_FILE):
+            (out_dir / name).unlink(missing_ok=True)
+    for path in predictions_path(out_dir, 0).parent.glob("split_*.npz"):
+        index = path.stem.removeprefix("split_")
+        if not (index.isdigit() and int(index) in keep):
+            path.unlink(missing_ok=True)
+
+
+def write_results(result: ExperimentResult, config: dict[str, Any], out_dir: str | Path) -> Path:
+    """Write results.csv, run.json and (if asked) predictions/split_<i>.npz atomically;
+    predictions of other splits left by an earlier run in ``out_dir`` are removed."""
+    out_dir = Path(out_dir)
+    clear_results(out_dir, keep={split.index for split in result.splits})
     for split in result.splits:
         if split.arrays:
             atomic_write(

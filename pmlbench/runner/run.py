@@ -437,7 +437,7 @@ def run_config(
     code that ends or crashes the process fails only its unit.
     """
     from pmlbench.core.console import split_progress
-    from pmlbench.runner.outputs import write_results
+    from pmlbench.runner.outputs import clear_results, write_results
     from pmlbench.runner.units import unit_keys
 
     out_dir = Path(out_dir)
@@ -478,6 +478,8 @@ def run_config(
     write_units(out_dir, runner.log.entries)
     if result is not None and result.splits:
         write_results(result, config, out_dir)
+    else:
+        clear_results(out_dir)  # an earlier run's numbers in a reused directory
     unfinished = runner.log.unfinished
     if unfinished:
         raise units_failed(unfinished, len(keys), result, out_dir)
