@@ -151,15 +151,16 @@ def test_graph_ties_go_to_the_lower_index_and_self_counts_among_the_k_plus_one()
     then self links dropped and the graph symmetrised by the maximum."""
     points = np.array([[0.0], [1.0], [-1.0], [2.0], [-2.0], [0.0]])  # 5 duplicates 0
     S = graph_from_points(points, 2)
-    # point 0: itself and 5 at distance 0, then 1 and 2 tie at 1 -> 5, 1 (k + 1 = 3: 0, 5, 1)
-    # point 5: 0 (lower index) and itself, then 1 -> 0, 1; point 3: itself, 1, then 0 and 5
-    # tie at 4 -> 0. Symmetrised: edges 0-5, 0-1, 5-1, 3-1, 3-0, 2-0, 2-4, 4-0 ...
+    # k + 1 = 3 nearest by (distance, index). Point 0: itself and 5 at 0, then 1 and 2 tie
+    # at 1 -> 1. Point 5: 0 (lower index) and itself at 0, then 1. Point 3 (at 2): itself,
+    # 1, then 0 and 5 tie at 4 -> 0. Point 4 (at -2): itself, 2, then 0 and 5 tie -> 0.
     out = {i: set(sp.find(S[i])[1].tolist()) for i in range(6)}
     assert {5, 1} <= out[0] and 0 in out[5] and 1 in out[5]
     assert out[3] == {1, 0} and 5 not in out[3]
     assert out[4] == {2, 0}
-    weights = S.data
-    np.testing.assert_allclose(weights, np.exp(-np.round(weights) * 0), rtol=1e-6)  # t = 1e4
+    # heat-kernel weights exp(−d²/2t²) with t = 1e4: 1 − 2e-8 at most for these distances
+    np.testing.assert_allclose(S.data, 1.0, rtol=1e-7)
+    assert S[0, 1] == np.exp(-1.0 / 2e8)
 
 
 def test_graph_of_many_duplicates_gives_k_plus_one_others():

@@ -393,7 +393,7 @@ class PMNDP(ValidatedParameters, BaseEstimator):
         formula: "code" (what the authors' code computes) or "intended" (the three places
             where the code's expressions read differently from their evident intent; see
             docs/methods/pmndp.md).
-        max_features: the largest feature count PMNDP takes on: it eigendecomposes two d x d
+        max_features: the largest feature count PMNDP takes on: it eigendecomposes three d x d
             matrices and multiplies by a d x d one in each iteration. Larger inputs are
             refused before any work with :class:`~pmlbench.errors.NotApplicable` (None: no
             cap). The default 2500 admits every bundled dataset but the three yeast GO sets.
@@ -467,7 +467,7 @@ class PMNDP(ValidatedParameters, BaseEstimator):
     def _refuse_over_caps(self, n: int, d: int) -> None:
         if self.max_features is not None and d > self.max_features:
             raise NotApplicable(
-                f"PMNDP on {d:,} features eigendecomposes two {d:,} x {d:,} matrices and "
+                f"PMNDP on {d:,} features eigendecomposes three {d:,} x {d:,} matrices and "
                 f"multiplies by one in each of up to {self.max_iter} iterations, over "
                 f"method.max_features={self.max_features} (set for a budget of 10x ML-kNN's "
                 "time); set method.max_features=null to run it anyway"
