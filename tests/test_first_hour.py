@@ -148,3 +148,58 @@ def test_a_sweep_ends_with_its_summary_and_the_next_command(reruns):
     assert "2 reused" in again
     for entry in read_units(next((runs / "a").glob("0_*"))):
         assert entry["status"] == "cached"  # the file format keeps its status names
+
+
+# --------------------------------------------------------------------------- item 5
+
+
+def test_a_bare_command_prints_usage_and_writes_nothing(tmp_path):
+    proc = pmlbench(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("pmlbench: benchmark partial multi-label learning")
+    assert "Usage:" in proc.stdout and "pmlbench report" in proc.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["reprot", "outputs"], "unknown command 'reprot'; did you mean 'report'?"),
+        (["lst"], "unknown command 'lst'; did you mean 'list'?"),
+        (["check_plugin", "x"], "unknown command 'check_plugin'; did you mean 'check-plugin'?"),
+        (["methd=mlknn"], "unknown config key 'methd'; did you mean method=mlknn?"),
+        (["datset=genbase"], "unknown config key 'datset'; did you mean dataset=genbase?"),
+        (["nosie.rate=2"], "unknown config key 'nosie.rate'; did you mean noise.rate=2?"),
+        (["methd.k=5"], "unknown config key 'methd.k'; did you mean method.k=5?"),
+        (["protocol.nslits=3"], "unknown config key 'protocol.nslits'; did you mean "),
+    ],
+)
+def test_top_level_typos_get_a_did_you_mean(argv, message, tmp_path, monkeypatch, capsys):
+    from pmlbench.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    (line,) = [ln for ln in (out.out + out.err).splitlines() if ln.strip()]
+    assert line.startswith("error: ") and message in line
+    assert "missing EQUAL" not in line
+    if "config key" in message and "protocol" not in message:
+        known = line.partition("known keys: ")[2]
+        assert {"method", "dataset", "noise", "protocol", "seed"} <= set(
+            known.split(" (")[0].split(", ")
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_overrides_still_run_through_python_m(tmp_path):
+    proc = pmlbench(
+        tmp_path,
+        "method=mlknn",
+        "dataset=genbase",
+        "protocol.n_splits=1",
+        "results_store=null",
+        "cache_dir=null",
+        f"hydra.run.dir={tmp_path / 'run'}",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "run" / "results.csv").exists()

@@ -1,12 +1,14 @@
 """The ``pmlbench`` console script and ``python -m pmlbench``.
 
 ``pmlbench [overrides...]`` runs an experiment through Hydra (``-m`` for a multirun);
-``pmlbench <command> ...`` runs a sub-command (``pmlbench list``, ...).
+``pmlbench <command> ...`` runs a sub-command (``pmlbench list``, ...). A bare ``pmlbench``
+prints its usage and runs nothing; a first word that is neither gets a did-you-mean.
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import logging
 import sys
@@ -76,12 +78,47 @@ def run_hydra(argv: list[str]) -> int:
     return 0
 
 
+def usage() -> str:
+    """The usage part of ``pmlbench --help`` (conf/hydra/help/pmlbench.yaml, one source)."""
+    from omegaconf import OmegaConf
+
+    from pmlbench.hydra_app.config_tree import config_dir
+
+    help_text = OmegaConf.load(config_dir() / "hydra" / "help" / "pmlbench.yaml")
+    return (
+        f"{str(help_text.header).rstrip()}\n\n"
+        "Run the default experiment (ML-kNN on genbase) with: pmlbench method=mlknn\n"
+        "All options and config keys: pmlbench --help"
+    )
+
+
+def check_command(argv: list[str]) -> None:
+    """Fail in one line on a first word that is neither a sub-command nor an override.
+
+    Hydra's grammar would refuse ``reprot`` with a parse error about a missing ``=``; every
+    override holds ``=`` (or starts with ``~``, ``-``), so a bare word is a mistyped command.
+    """
+    first = argv[0]
+    if "=" in first or first.startswith(("-", "~", "+")):
+        return
+    close = difflib.get_close_matches(first, list(SUBCOMMANDS), n=1, cutoff=0.5)
+    hint = f"did you mean {close[0]!r}?" if close else f"commands: {', '.join(SUBCOMMANDS)}"
+    raise PmlbenchError(
+        f"unknown command {first!r}; {hint} (an experiment takes key=value overrides, "
+        "e.g. pmlbench method=mlknn dataset=genbase; pmlbench --help)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] in SUBCOMMANDS:
+        if not argv:  # a bare command explains itself and runs nothing
+            print(usage())
+            return 0
+        if argv[0] in SUBCOMMANDS:
             module, function = SUBCOMMANDS[argv[0]].split(":")
             return int(getattr(importlib.import_module(module), function)(argv[1:]) or 0)
+        check_command(argv)
         return run_hydra(argv)
     except PmlbenchError as exc:
         print_error(str(exc))

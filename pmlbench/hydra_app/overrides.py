@@ -127,17 +127,36 @@ def check_config_keys(overrides: list[str]) -> None:
             if not isinstance(node, dict):
                 break  # inside a list or a value: Hydra checks the rest
             if part not in node:
-                known = _leaf_keys(config)
-                same = [k for k in known if k.rsplit(".", 1)[-1] == parts[-1]]
-                close = same or difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-                hint = (
-                    f"did you mean {close[0]}={value}?"
-                    if close
-                    else f"known keys: {', '.join(sorted(set(config) - {'hydra'}))} "
-                    "(pmlbench --help)"
-                )
-                raise PmlbenchError(f"unknown config key {key!r}; {hint}")
+                raise PmlbenchError(_unknown_key(key, value, config, top_level=node is config))
             node = node[part]
+
+
+def _unknown_key(key: str, value: str, config: dict[str, Any], top_level: bool) -> str:
+    """The one-line message for an unknown config key, with a did-you-mean.
+
+    A key found under another parent (``test_size`` -> ``protocol.test_size``) is suggested
+    as it is. A misspelt first part (``methd=mlknn``, ``methd.k=5``) is matched against the
+    top-level keys and config groups, whose list the message gives.
+    """
+    parts = key.split(".")
+    known = _leaf_keys(config)
+    same = [k for k in known if k.rsplit(".", 1)[-1] == parts[-1]]
+    if same:
+        return f"unknown config key {key!r}; did you mean {same[0]}={value}?"
+    if top_level:
+        names = sorted((set(config) | set(GROUP_KINDS)) - {"hydra"})
+        close = difflib.get_close_matches(parts[0], names, n=1, cutoff=0.6)
+        listing = f"known keys: {', '.join(names)} (pmlbench --help)"
+        if not close:
+            return f"unknown config key {key!r}; {listing}"
+        guess = ".".join([close[0], *parts[1:]])
+        return f"unknown config key {key!r}; did you mean {guess}={value}? ({listing})"
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if close:
+        return f"unknown config key {key!r}; did you mean {close[0]}={value}?"
+    parent = ".".join(parts[:-1])
+    keys = [k for k in known if k.startswith(parent + ".")]
+    return f"unknown config key {key!r}; keys under {parent}: {', '.join(keys)}"
 
 
 def check_overrides(overrides: list[str]) -> None:
