@@ -19,7 +19,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from pmlbench.api import compose_config
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.methods.external import ExternalCommand
 
 # An external program that sleeps (so that parallel calls overlap) and then scores every
@@ -533,3 +533,118 @@ def test_a_rerun_into_the_same_directory_leaves_no_stale_results(tmp_path, monke
     assert not (tmp_path / "run" / RESULTS_FILE).exists()
     assert not (tmp_path / "run" / RUN_RECORD_FILE).exists()
     assert not predictions_path(tmp_path / "run", 0).exists()
+
+
+# ------------------------------------------------------ plugin outputs: metrics, scores, hooks
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        (math.inf, "returned inf; a metric must return a finite number"),
+        ("0.5", "returned str '0.5'; a metric must return one real number"),
+        (None, "returned NoneType None"),
+        (np.array([0.1, 0.2]), "returned ndarray array([0.1, 0.2])"),
+        (True, "returned bool True"),
+    ],
+)
+def test_a_metric_returning_no_real_number_is_named(returned, message):
+    from pmlbench.errors import PluginError
+    from pmlbench.metrics.base import Metric
+
+    metric = Metric("odd", lambda *args, **kwargs: returned, higher_is_better=True, needs="scores")
+    Y = np.eye(3, dtype=np.uint8)
+    with pytest.raises(PluginError) as error:
+        metric(Y, Y, Y.astype(float))
+    assert str(error.value).startswith("metric 'odd' returned") and message in str(error.value)
+    nan = Metric("nan", lambda *args, **kwargs: np.float64("nan"), True, "scores")
+    assert math.isnan(nan(Y, Y, Y.astype(float)))  # undefined on the input: allowed
+    assert Metric("z", lambda *a, **k: np.array(0.25), True, "scores")(Y, Y, Y) == 0.25
+
+
+class _OddScores:
+    """A method whose scores come in the form ``kind`` names (sparse, list or complex)."""
+
+    def __init__(self, kind: str = "dense", diagnostics=None):
+        self.kind, self.diagnostics = kind, diagnostics
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {"kind": self.kind, "diagnostics": self.diagnostics}
+
+    def set_params(self, **params):
+        for key, value in params.items():
+            setattr(self, key, value)
+        return self
+
+    def fit(self, X, Y):
+        self.prior_ = np.asarray(Y, dtype=float).mean(axis=0)
+        if self.diagnostics is not None:
+            self.diagnostics_ = self.diagnostics
+        return self
+
+    def decision_function(self, X):
+        scores = np.tile(self.prior_, (np.shape(X)[0], 1))
+        if self.kind == "sparse":
+            return sp.csr_matrix(scores)
+        if self.kind == "list":
+            return scores.tolist()
+        if self.kind == "complex":
+            return scores + 0j
+        return scores
+
+    def predict(self, X):
+        return (
+            np.asarray(
+                self.decision_function(X).real
+                if self.kind == "complex"
+                else sp.csr_matrix(self.decision_function(X)).toarray()
+            )
+            >= 0.5
+        ).astype(int)
+
+
+def _run_split_with(method, monkeypatch):
+    """Split 0 of the protocol on genbase with ``method`` standing in for ML-kNN."""
+    from pmlbench.plugins.loading import MethodFactory
+    from pmlbench.protocol.experiment import (
+        load_dataset,
+        plan_splits,
+        prepare,
+        run_split,
+    )
+    from pmlbench.runner.run import spec_from_config
+
+    config = compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=1"])
+    config["tune"] = {"grid": {}}
+    spec = spec_from_config(config)
+    plugins = prepare(spec)
+    monkeypatch.setattr(MethodFactory, "build", lambda self, seed: method)
+    dataset = load_dataset(spec.dataset)
+    (plan,) = plan_splits(dataset.n_instances, 1, spec.test_size, spec.seed)
+    return run_split(spec, dataset, plan, plugins)
+
+
+def test_sparse_and_list_scores_give_the_dense_numbers_and_complex_ones_are_refused(monkeypatch):
+    from pmlbench.errors import PluginError
+
+    dense = _run_split_with(_OddScores("dense"), monkeypatch).values
+    for kind in ("sparse", "list"):
+        assert _run_split_with(_OddScores(kind), monkeypatch).values == dense
+    with pytest.raises(PluginError, match="returned complex scores"):
+        _run_split_with(_OddScores("complex"), monkeypatch)
+
+
+def test_check_plugin_catches_what_the_protocol_rejects():
+    from pmlbench.testing import check_method
+
+    with pytest.raises(PluginError, match="returned complex scores"):
+        check_method(_OddScores("complex"))
+    with pytest.raises(PluginError, match=r"diagnostics_\['seen'\] to a set"):
+        check_method(_OddScores(diagnostics={"seen": {1, 2}}))
+
+
+def test_unstorable_diagnostics_fail_the_unit_naming_method_and_key(monkeypatch):
+    with pytest.raises(PluginError, match=r"sets diagnostics_\['seen'\] to a set"):
+        _run_split_with(_OddScores(diagnostics={"seen": {1, 2}, "ok": [1.5]}), monkeypatch)
+    fine = {"n": np.int64(3), "curve": np.array([0.5, 0.25]), "name": "x", "nested": {"a": None}}
+    assert _run_split_with(_OddScores(diagnostics=fine), monkeypatch).diagnostics == fine

@@ -9,8 +9,11 @@ passed, so a third-party metric may ignore ``convention`` and ``zero_division``.
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -68,4 +71,23 @@ class Metric:
     ) -> float:
         if "*" not in self._accepted:
             options = {k: v for k, v in options.items() if k in self._accepted}
-        return float(self.func(Y_true, Y_pred, scores, **options))
+        return self._checked(self.func(Y_true, Y_pred, scores, **options))
+
+    def _checked(self, value: Any) -> float:
+        """The value as a float: one real number, NaN allowed (undefined on the input, as
+        the built-in metrics say it), infinity and anything else refused naming the metric."""
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            shown = " ".join(repr(value).split())
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise PluginError(
+                f"metric {self.name!r} returned {type(value).__name__} {shown}; a metric must "
+                "return one real number (NaN where it is undefined)"
+            )
+        if math.isinf(value):
+            raise PluginError(
+                f"metric {self.name!r} returned {float(value)}; a metric must return a finite "
+                "number, or NaN where it is undefined"
+            )
+        return float(value)

@@ -42,6 +42,23 @@ def _constraint_list(value: Any) -> bool:
     )
 
 
+def _plain(value: Any, depth: int = 0) -> str | None:
+    """None when ``value`` can be written to a JSON store record, else what cannot be."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return None  # numpy's float64 and str_ are float and str
+    if isinstance(value, (np.generic, np.ndarray)):
+        return None if value.dtype.kind in "biuf" else f"a numpy value of type {value.dtype}"
+    if depth > 20:
+        return "values nested more than 20 levels deep"
+    if isinstance(value, (list, tuple)):
+        return next((p for v in value if (p := _plain(v, depth + 1)) is not None), None)
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            return "a dict with keys that are not strings"
+        return next((p for v in value.values() if (p := _plain(v, depth + 1)) is not None), None)
+    return f"a {type(value).__name__}"
+
+
 # The optional method hooks (pmlbench.plugin.MethodHooks): what each must be, and its test.
 METHOD_HOOKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "default_bipartition": (
@@ -56,7 +73,10 @@ METHOD_HOOKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
         "a dict of constraint lists by constructor parameter, e.g. {'k': [Interval(int, 1, None)]}",
         lambda v: _dict_of(v, _constraint_list),
     ),
-    "diagnostics_": ("a dict (set by fit)", lambda v: _dict_of(v, lambda _: True)),
+    "diagnostics_": (
+        "a dict of JSON values: numbers, strings, booleans, None, lists and dicts (set by fit)",
+        lambda v: _dict_of(v, lambda x: _plain(x) is None),
+    ),
     "disambiguation_scores_": (
         "an n_train x labels numeric array (set by fit)",
         lambda v: isinstance(v, np.ndarray) and v.ndim == 2 and np.issubdtype(v.dtype, np.number),
@@ -146,6 +166,7 @@ def check_method_hooks(info: PluginInfo, estimator: Any) -> Any:
     ``disambiguation_scores_`` (the protocol also checks its shape); a run would
     otherwise misread or silently drop a hook of another type.
     """
+    check_method_diagnostics(info, estimator)  # names the entry a record cannot store
     for hook, (expected, valid) in METHOD_HOOKS.items():
         value = getattr(estimator, hook, None)
         if value is not None and not valid(value):
@@ -155,19 +176,55 @@ def check_method_hooks(info: PluginInfo, estimator: Any) -> Any:
     return estimator
 
 
+def check_method_diagnostics(info: PluginInfo, estimator: Any) -> dict[str, Any]:
+    """A fitted method's ``diagnostics_``: a dict of JSON values (numbers, strings, booleans,
+    None, lists, dicts; numpy numbers and arrays too), which the unit's record stores; {}
+    when it sets none."""
+    value = getattr(estimator, "diagnostics_", None)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PluginError(
+            f"{info.label} sets diagnostics_ to a {type(value).__name__}; it must be a dict"
+        )
+    for key, item in value.items():
+        problem = "its key is not a string" if not isinstance(key, str) else _plain(item)
+        if problem is not None:
+            raise PluginError(
+                f"{info.label} sets diagnostics_[{key!r}] to {problem}, which a result record "
+                "cannot store; use numbers, strings, booleans, None, lists or dicts"
+            )
+    return dict(value)
+
+
+def check_method_scores(info: PluginInfo, scores: Any, shape: tuple[int, int]) -> np.ndarray:
+    """Scores must be finite real n x l numbers (dense, sparse or nested lists); returns
+    float64. The protocol applies this before anything reads the scores."""
+    try:
+        values = as_dense(scores)
+    except (TypeError, ValueError):
+        raise PluginError(f"{info.label} returned scores that are not a matrix") from None
+    if np.iscomplexobj(values):
+        raise PluginError(f"{info.label} returned complex scores; scores must be real numbers")
+    if values.dtype.kind not in "biuf":  # strings, objects: not numbers, whatever they hold
+        raise PluginError(f"{info.label} returned non-numeric scores ({values.dtype})")
+    values = values.astype(np.float64)
+    if values.shape != shape:
+        raise PluginError(f"{info.label} returned scores of shape {values.shape}, expected {shape}")
+    if not np.all(np.isfinite(values)):
+        raise PluginError(f"{info.label} returned NaN or infinite scores")
+    return values
+
+
 def check_method_output(
     info: PluginInfo, scores: Any, Y_pred: Any, shape: tuple[int, int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scores must be finite n x l floats, predictions n x l 0/1; returns float64, uint8."""
+    scores = check_method_scores(info, scores, shape)
     try:
-        scores = as_dense(scores, np.float64)
+        Y_pred = as_dense(Y_pred)
     except (TypeError, ValueError):
-        raise PluginError(f"{info.label} returned non-numeric scores") from None
-    if scores.shape != shape:
-        raise PluginError(f"{info.label} returned scores of shape {scores.shape}, expected {shape}")
-    if not np.all(np.isfinite(scores)):
-        raise PluginError(f"{info.label} returned NaN or infinite scores")
-    Y_pred = as_dense(Y_pred)
+        raise PluginError(f"{info.label} predicted labels that are not a matrix") from None
     if Y_pred.shape != shape:
         raise PluginError(
             f"{info.label} predicted labels of shape {Y_pred.shape}, expected {shape}"

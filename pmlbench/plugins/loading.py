@@ -104,6 +104,14 @@ class MethodFactory:
                 estimator.set_params(random_state=random_state)
         return estimator
 
+    def diagnostics(self, estimator: Any) -> dict[str, Any]:
+        """The fitted estimator's ``diagnostics_``, checked to be storable ({} if unset)."""
+        return contracts.check_method_diagnostics(self.info, estimator)
+
+    def scores(self, scores: Any, shape: tuple[int, int]) -> np.ndarray:
+        """The estimator's scores as checked float64, before anything reads them."""
+        return contracts.check_method_scores(self.info, scores, shape)
+
     def outputs(
         self, scores: Any, Y_pred: Any, shape: tuple[int, int]
     ) -> tuple[np.ndarray, np.ndarray]:

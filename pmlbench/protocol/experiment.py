@@ -182,15 +182,15 @@ def run_split(
     bipartition.fit(estimator, X_train.copy(), Y_cand.copy(), random_state=plan.method_seed)
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    scores = estimator.decision_function(X_test)
-    Y_pred = bipartition.apply(estimator, X_test, np.asarray(scores, dtype=np.float64))
+    scores = plugins.method.scores(estimator.decision_function(X_test), Y_test.shape)
+    Y_pred = bipartition.apply(estimator, X_test, scores)
     predict_seconds = time.perf_counter() - start
     scores, Y_pred = plugins.method.outputs(scores, Y_pred, Y_test.shape)
     options = {"convention": spec.metric_convention, "zero_division": spec.macro_f1_zero_division}
     values = {
         name: metric(Y_test, Y_pred, scores, **options) for name, metric in plugins.metrics.items()
     }
-    diagnostics = getattr(estimator, "diagnostics_", None)
+    diagnostics = plugins.method.diagnostics(estimator)
     confidences = getattr(estimator, "disambiguation_scores_", None)
     training_measures = (
         {}
@@ -210,7 +210,7 @@ def run_split(
         tuned=tuned,
         tuning=tuning,
         bipartition_fitted=dict(bipartition.fitted),
-        diagnostics=dict(diagnostics) if isinstance(diagnostics, dict) else {},
+        diagnostics=diagnostics,
         training_measures=training_measures,
         arrays={
             "train_idx": plan.train_idx,
