@@ -21,7 +21,7 @@ from pmlbench.runner.dryrun import (
 )
 from pmlbench.runner.format import read_units, store_record_path
 from pmlbench.runner.store import ResultStore, iter_records
-from tests.test_statuses import plugin_env
+from tests.helpers import plugin_env
 
 SWEEP = [
     "-m",

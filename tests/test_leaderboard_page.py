@@ -27,8 +27,7 @@ from pmlbench.runner.format import (
     STORE_TIMEOUT_SUFFIX,
     from_json,
 )
-from tests.test_leaderboard import _tables
-from tests.test_suite import SUITE_FILE, suite_cases, suite_params
+from tests.helpers import SUITE_FILE, pipe_tables, suite_cases, suite_params
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "leaderboard.md"
@@ -212,7 +211,7 @@ def test_table2_files_mark_declined_cells_n_a_and_nothing_else_missing(reproduce
         for _, c in archived_units()
         if c.get("status") == "not_applicable"
     }
-    tables = _tables((reproduced / "report" / "table2.md").read_text(encoding="utf-8"))
+    tables = pipe_tables((reproduced / "report" / "table2.md").read_text(encoding="utf-8"))
     assert len(tables) == 7
     shown = set()
     for header, *rows in tables:

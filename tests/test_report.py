@@ -15,46 +15,9 @@ from scipy import stats
 from pmlbench.cli.main import main as cli_main
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import ReportOptions, build_report, load_results, prepare, write_report
+from tests.helpers import METRICS, run_rows, write_run
 
 HAS_MPL = importlib.util.find_spec("matplotlib") is not None
-METRICS = {"average_precision": True, "hamming_loss": False}
-
-
-def _run_rows(dataset, rate, method, values, params=None, splits=None):
-    rows = []
-    for split, metric_values in zip(splits or range(len(values)), values, strict=True):
-        for (metric, higher), value in zip(METRICS.items(), metric_values, strict=True):
-            rows.append(
-                {
-                    "dataset": dataset,
-                    "noise": "uniform",
-                    "noise_rate": rate,
-                    "method": method,
-                    **(params or {}),
-                    "seed": 0,
-                    "split": split,
-                    "metric": metric,
-                    "value": value,
-                    "higher_is_better": higher,
-                    "convention": "zhang",
-                    "bipartition": "method's predict",
-                    "tuned": "",
-                    "oracle": False,
-                    "n_train": 100,
-                    "n_test": 100,
-                    "n_degenerate": 0,
-                    "fit_seconds": 0.1,
-                    "predict_seconds": 0.01,
-                }
-            )
-    return rows
-
-
-def write_run(root: Path, name: str, rows: list[dict]) -> Path:
-    run = root / name
-    run.mkdir(parents=True)
-    pd.DataFrame(rows).to_csv(run / "results.csv", index=False)
-    return run
 
 
 @pytest.fixture
@@ -74,7 +37,7 @@ def multirun(tmp_path) -> Path:
             write_run(
                 root,
                 f"{job}_{method}_{dataset}",
-                _run_rows(dataset, rate, method, list(zip(ap, hl, strict=True))),
+                run_rows(dataset, rate, method, list(zip(ap, hl, strict=True))),
             )
             job += 1
     return root
@@ -246,7 +209,7 @@ def test_store_failures_name_the_unit_with_its_parameters(tmp_path):
 
     store = ResultStore(tmp_path / "store")
     store.save(
-        {"key": "done", "status": "done", "records": _run_rows("d1", 1.0, "ref", [(0.6, 0.1)])}
+        {"key": "done", "status": "done", "records": run_rows("d1", 1.0, "ref", [(0.6, 0.1)])}
     )
     store.save_failure(
         {
@@ -276,7 +239,7 @@ def test_store_failures_name_the_unit_with_its_parameters(tmp_path):
 def test_method_configurations_get_distinct_labels(tmp_path):
     rows = []
     for k, shift in [(5, 0.0), (10, 0.05)]:
-        rows += _run_rows(
+        rows += run_rows(
             "d1",
             1.0,
             "mlknn",
@@ -298,14 +261,14 @@ def test_bad_inputs_are_one_line_errors(multirun, tmp_path):
         load_results([tmp_path / "empty"])
     # the same unit twice with different numbers
     clash = tmp_path / "clash"
-    write_run(clash, "a", _run_rows("d1", 1.0, "m", [(0.5, 0.1), (0.6, 0.2)]))
-    write_run(clash, "b", _run_rows("d1", 1.0, "m", [(0.5, 0.1), (0.7, 0.2)]))
+    write_run(clash, "a", run_rows("d1", 1.0, "m", [(0.5, 0.1), (0.6, 0.2)]))
+    write_run(clash, "b", run_rows("d1", 1.0, "m", [(0.5, 0.1), (0.7, 0.2)]))
     with pytest.raises(PmlbenchError, match="conflicting results"):
         build_report([clash], ReportOptions(plots=False))
     # mixed conventions need a filter
     mixed = tmp_path / "mixed"
-    write_run(mixed, "a", _run_rows("d1", 1.0, "m", [(0.5, 0.1), (0.6, 0.2)]))
-    other = pd.DataFrame(_run_rows("d1", 1.0, "n", [(0.5, 0.1), (0.6, 0.2)]))
+    write_run(mixed, "a", run_rows("d1", 1.0, "m", [(0.5, 0.1), (0.6, 0.2)]))
+    other = pd.DataFrame(run_rows("d1", 1.0, "n", [(0.5, 0.1), (0.6, 0.2)]))
     other["convention"] = "sklearn"
     (mixed / "b").mkdir()
     other.to_csv(mixed / "b" / "results.csv", index=False)
@@ -355,14 +318,14 @@ def test_plots_cd_noise_and_sensitivity(multirun, tmp_path):
     for dataset in ["d1", "d2"]:
         rows = []
         for lam in [0.001, 0.1, 10.0]:
-            rows += _run_rows(
+            rows += run_rows(
                 dataset,
                 1.0,
                 "pml3er",
                 [(0.5 + np.log10(lam) / 100, 0.1)] * 2,
                 params={"param_lambda1": lam, "param_lambda2": 1.0},
             )
-        rows += _run_rows(
+        rows += run_rows(
             dataset,
             1.0,
             "pml3er",
@@ -432,7 +395,7 @@ def _mixed_noise_runs(root: Path) -> None:
     model; d3 with natural candidates (no noise columns at all), two methods each."""
 
     def rows(dataset, method, noise, params, shift):
-        out = _run_rows(dataset, 1.0, method, [(0.6 + shift + 0.01 * s, 0.1) for s in range(3)])
+        out = run_rows(dataset, 1.0, method, [(0.6 + shift + 0.01 * s, 0.1) for s in range(3)])
         for row in out:
             del row["noise_rate"]
             row.update({"noise": noise, **params})
@@ -495,14 +458,14 @@ def test_noise_levels_are_labelled_by_the_parameters_that_differ(tmp_path):
         job = 0
         for method, shift in [("a", 0.05), ("b", 0.0)]:
             for rate in rates:
-                rows = _run_rows(
+                rows = run_rows(
                     "d1", rate, method, [(0.6 + shift + 0.01 * s, 0.1) for s in range(3)]
                 )
                 for row in rows:
                     row["noise_rounding"] = "half_up"
                 write_run(root, f"{job}_{method}_d1", rows)
                 job += 1
-            natural = _run_rows("d2", 1.0, method, [(0.5 + shift, 0.1) for _ in range(3)])
+            natural = run_rows("d2", 1.0, method, [(0.5 + shift, 0.1) for _ in range(3)])
             for row in natural:
                 del row["noise_rate"]
                 row["noise"] = "natural"
@@ -615,8 +578,8 @@ def test_parquet_of_mixed_column_types(tmp_path):
     pytest.importorskip("pyarrow")
     root = tmp_path / "runs"
     values = [(0.6, 0.1), (0.62, 0.11)]
-    write_run(root, "0_a", _run_rows("d1", 1.0, "a", values, params={"param_solver": 3}))
-    write_run(root, "1_b", _run_rows("d1", 1.0, "b", values, params={"param_solver": "qr"}))
+    write_run(root, "0_a", run_rows("d1", 1.0, "a", values, params={"param_solver": 3}))
+    write_run(root, "1_b", run_rows("d1", 1.0, "b", values, params={"param_solver": "qr"}))
     out = tmp_path / "report"
     args = ["report", str(root), "--out", str(out), "--format", "parquet"]
     assert cli_main([*args, "--no-plots", "--no-html", "--quiet"]) == 0

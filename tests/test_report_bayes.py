@@ -25,7 +25,7 @@ from pmlbench.stats.bayesian import (
     bayesian_signed_rank,
     correlated_bayesian_ttest,
 )
-from tests.test_report import METRICS, _run_rows, write_run
+from tests.helpers import METRICS, run_rows, write_run
 
 ROPE = 0.01
 THRESHOLD = 0.95
@@ -51,7 +51,7 @@ def multirun(tmp_path_factory) -> Path:
         for method, shift in shifts.items():
             ap = base + shift
             hl = 0.3 - ap / 4
-            rows = _run_rows(dataset, rate, method, list(zip(ap, hl, strict=True)))
+            rows = run_rows(dataset, rate, method, list(zip(ap, hl, strict=True)))
             for row in rows:
                 row["n_train"], row["n_test"] = N_TRAIN, N_TEST
             write_run(root, f"{job}_{method}_{dataset}", rows)

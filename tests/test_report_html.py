@@ -26,7 +26,7 @@ from pmlbench.cli.main import main as cli_main
 from pmlbench.report import ReportOptions, build_report, load_results, write_report
 from pmlbench.report.html import ASSETS, asset, display_command, markdown_html
 from pmlbench.report.render import metric_name
-from tests.test_wheel import installed_wheel  # noqa: F401 - builds and installs the wheel
+from tests.helpers import installed_wheel  # noqa: F401 - builds and installs the wheel
 
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")

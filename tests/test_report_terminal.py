@@ -13,7 +13,7 @@ from pmlbench.report import ReportOptions, build_report
 from pmlbench.report import table2 as table2_module
 from pmlbench.report.build import print_report
 from pmlbench.report.render import column_groups
-from tests.test_report import _run_rows, write_run
+from tests.helpers import run_rows, write_run
 
 METHODS = [f"method_number_{i}" for i in range(7)]
 
@@ -53,7 +53,7 @@ def wide_report(tmp_path):
     job = 0
     for dataset, (i, method) in product(["first", "second"], enumerate(METHODS)):
         values = [(0.5 + i / 100 + s / 1000, 0.1 + i / 100) for s in range(3)]
-        write_run(root, f"{job}_{method}_{dataset}", _run_rows(dataset, 1.0, method, values))
+        write_run(root, f"{job}_{method}_{dataset}", run_rows(dataset, 1.0, method, values))
         job += 1
     options = ReportOptions(reference=METHODS[0], plots=False, html=False)
     return build_report([root], options)
@@ -111,7 +111,7 @@ def test_labels_are_printed_as_written_not_read_as_markup(tmp_path):
     for job, k in enumerate((5, 10)):
         for dataset in ("first", "second"):
             values = [(0.5 + k / 100 + s / 1000, 0.2 - k / 100) for s in range(3)]
-            rows = _run_rows(dataset, 1.0, "mlknn", values, params={"param_k": k})
+            rows = run_rows(dataset, 1.0, "mlknn", values, params={"param_k": k})
             write_run(root, f"{job}_{k}_{dataset}", rows)
     options = ReportOptions(reference="mlknn[k=5]", plots=False, html=False, bayesian=True)
     report = build_report([root], options)

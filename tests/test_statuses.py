@@ -38,64 +38,7 @@ from pmlbench.runner.timeout import (
     call_with_timeout,
     check_unit_timeout,
 )
-
-TEST_PLUGINS = '''
-import os
-import time
-from pathlib import Path
-
-from pmlbench.datasets.bundled import genbase
-from pmlbench.errors import NotApplicable
-from pmlbench.methods.mlknn import MLkNN
-
-
-class Picky(MLkNN):
-    """ML-kNN that refuses every input (refuse=1) or sleeps before fitting (sleep seconds)."""
-
-    def __init__(self, k=10, s=1.0, sleep=0.0, refuse=0):
-        super().__init__(k, s)
-        self.sleep = sleep
-        self.refuse = refuse
-
-    def fit(self, X, Y):
-        if self.refuse:
-            raise NotApplicable("picky refuses every input (cap: refuse=1); set method.refuse=0")
-        if self.sleep:
-            pid_dir = os.environ.get("PICKY_PID_DIR")
-            if pid_dir:
-                Path(pid_dir, str(os.getpid())).write_text("")
-            time.sleep(self.sleep)
-        return super().fit(X, Y)
-
-
-def guarded():
-    """genbase, leaving a mark in $GUARDED_MARKS for every load; raises under $GUARDED_FORBID."""
-    marks = os.environ.get("GUARDED_MARKS")
-    if marks:
-        Path(marks).mkdir(parents=True, exist_ok=True)
-        Path(marks, f"{os.getpid()}-{time.time_ns()}").write_text("")
-    if os.environ.get("GUARDED_FORBID"):
-        raise RuntimeError("the guarded dataset was loaded")
-    return genbase()
-'''
-
-
-def plugin_env(root: Path, **extra: str) -> dict[str, str]:
-    """An environment with the test plugins installed: method ``picky`` and dataset
-    ``guarded`` (a distribution on PYTHONPATH, found through its entry points)."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "status_plugins.py").write_text(TEST_PLUGINS)
-    info = root / "pmlbench_status_plugins-0.1.dist-info"
-    info.mkdir(exist_ok=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: pmlbench-status-plugins\nVersion: 0.1\n"
-    )
-    (info / "entry_points.txt").write_text(
-        "[pmlbench.methods]\npicky = status_plugins:Picky\n\n"
-        "[pmlbench.datasets]\nguarded = status_plugins:guarded\n"
-    )
-    path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
-    return {**os.environ, "PYTHONPATH": path, **extra}
+from tests.helpers import plugin_env
 
 
 def pmlbench(

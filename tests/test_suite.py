@@ -14,8 +14,6 @@ the page it writes.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections import Counter
 from functools import cache
@@ -26,11 +24,18 @@ import pytest
 from omegaconf import OmegaConf
 
 from pmlbench.hydra_app.config_tree import config_dir
+from tests.helpers import (
+    CASE_KEY,
+    LEADERBOARD,
+    REDUCED_CASES,
+    REDUCED_METHODS,
+    reduced_suite,
+    suite_cases,
+    suite_params,
+)
 
 EXPERIMENTS = config_dir() / "experiment"
-SUITE_FILE = EXPERIMENTS / "suite.yaml"
 CASES_DIR = EXPERIMENTS / "suite_case"
-CASE_KEY = "+experiment/suite_case"
 SYNTHETIC = (
     "arts",
     "bibtex",
@@ -53,26 +58,9 @@ NATURAL = ("yeastbp", "yeastcc", "yeastmf", "mirflickr5k")
 NOT_BENCHMARKED = {"external"}  # a wrapper around other programs, not a method of its own
 
 # the reduced suite: 2 methods x 2 cases (one synthetic, one real) x 2 splits
-REDUCED_METHODS = ("mlknn", "ridge")
-REDUCED_CASES = ("emotions_rate1.0", "mirflickr5k")
-# a method that refuses a case up front (NLR above its max_order): an n/a unit in the store
-REFUSING = ("method=nlr", "method.max_order=10", f"{CASE_KEY}=emotions_rate1.0")
-REFERENCE = "mlknn"
-LEADERBOARD = "docs/leaderboard.md"
 
 
 # ---------------------------------------------------------------------------- the case files
-
-
-def suite_params() -> dict[str, str]:
-    """The sweep lists of suite.yaml, as Hydra's sweeper reads them."""
-    params = OmegaConf.load(SUITE_FILE).hydra.sweeper.params
-    return {str(k): str(v) for k, v in params.items()}
-
-
-def suite_cases() -> list[str]:
-    """The cases of the suite, in the order of suite.yaml's list."""
-    return [c.strip() for c in suite_params()[CASE_KEY].split(",")]
 
 
 def case_yaml(case: str) -> str:
@@ -248,63 +236,6 @@ def test_overrides_narrow_the_suite(composed):
 
 
 # ---------------------------------------------------------------------------- end to end
-
-
-def _pmlbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """``python -m pmlbench ARGS`` in ``cwd``."""
-    return subprocess.run(
-        [sys.executable, "-m", "pmlbench", *args],
-        cwd=cwd,
-        env={**os.environ, "COLUMNS": "200"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-REPORT_ARGS = (
-    "store",
-    "--reference",
-    REFERENCE,
-    "--leaderboard",
-    LEADERBOARD,
-    "--out",
-    "report",
-    "--quiet",
-)
-
-
-def report_with_leaderboard(root: Path) -> subprocess.CompletedProcess:
-    """``pmlbench report store --reference mlknn --leaderboard docs/leaderboard.md --out
-    report`` in ``root``."""
-    return _pmlbench(root, "report", *REPORT_ARGS)
-
-
-def reduced_suite(root: Path) -> Path:
-    """Run the reduced suite and its report with the leaderboard into ``root`` once per test
-    session (both test modules use it; the second finds it done)."""
-    done = root / "done"
-    if done.exists():
-        return root
-    root.mkdir(parents=True, exist_ok=True)
-    common = ("results_store=store", "cache_dir=null", "quiet=true", "protocol.n_splits=2")
-    sweep = _pmlbench(
-        root,
-        "-m",
-        "+experiment=suite",
-        f"method={','.join(REDUCED_METHODS)}",
-        f"{CASE_KEY}={','.join(REDUCED_CASES)}",
-        *common,
-        "hydra.sweep.dir=sweep",
-    )
-    assert sweep.returncode == 0, sweep.stdout + sweep.stderr
-    refused = _pmlbench(root, "-m", "+experiment=suite", *REFUSING, *common, "hydra.sweep.dir=nlr")
-    assert refused.returncode == 0, refused.stdout + refused.stderr
-    assert "n/a: 2 units" in refused.stdout
-    report = report_with_leaderboard(root)
-    assert report.returncode == 0, report.stdout + report.stderr
-    done.write_text("")
-    return root
 
 
 @pytest.fixture(scope="module")

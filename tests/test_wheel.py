@@ -9,57 +9,13 @@ import zipfile
 from pathlib import Path
 
 import pandas as pd
-import pytest
+
+from tests.helpers import installed_wheel  # noqa: F401 - a fixture, built once per module
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def installed_wheel(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("wheel")
-    build = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp / "dist"),
-            str(ROOT),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if build.returncode != 0 and "No module named 'hatchling'" in build.stderr:
-        pytest.skip("hatchling is not installed (pip install -e '.[test]' brings it)")
-    assert build.returncode == 0, build.stderr
-    wheel = next((tmp / "dist").glob("pmlbench-*.whl"))
-    site = tmp / "site"
-    install = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "-q",
-            "--target",
-            str(site),
-            str(wheel),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert install.returncode == 0, install.stderr
-    return wheel, site
-
-
-def test_wheel_contains_config_and_data(installed_wheel):
+def test_wheel_contains_config_and_data(installed_wheel):  # noqa: F811 - the imported fixture
     wheel, _ = installed_wheel
     names = zipfile.ZipFile(wheel).namelist()
     assert "pmlbench/conf/config.yaml" in names
@@ -71,7 +27,7 @@ def test_wheel_contains_config_and_data(installed_wheel):
         assert f"pmlbench/datasets/data/{name}.npz" in names
 
 
-def test_installed_wheel_runs_outside_the_checkout(installed_wheel, tmp_path):
+def test_installed_wheel_runs_outside_the_checkout(installed_wheel, tmp_path):  # noqa: F811
     _, site = installed_wheel
     env = {**os.environ, "PYTHONPATH": str(site)}
     where = subprocess.run(
