@@ -65,8 +65,9 @@ class Method(Protocol):
     a ``random_state=None`` argument is filled with the split's seed.
 
     Optional hooks, read when present (their types: :class:`MethodHooks`):
-    ``default_bipartition``, ``default_tuning_grid``, ``parameter_constraints`` (class
-    attributes), ``diagnostics_`` and ``disambiguation_scores_`` (set by ``fit``).
+    ``default_bipartition``, ``default_tuning_grid``, ``parameter_constraints``,
+    ``machine_dependent`` (class attributes), ``diagnostics_`` and ``disambiguation_scores_``
+    (set by ``fit``).
     """
 
     def fit(self, X: Features, Y: LabelMatrix) -> Any:
@@ -109,6 +110,10 @@ class MethodHooks(Protocol):
             it against the training part's clean labels as ``disambiguation_auc`` and
             ``disambiguation_precision`` (:mod:`pmlbench.stats.disambiguation`), columns of
             results.csv shown in their own table and never ranked with the test metrics.
+        machine_dependent: a sentence saying why the method's default numbers depend on the
+            machine's BLAS kernels (measured with benchmarks/cross_kernel.py); absent for a
+            method whose numbers are the same on every machine. The leaderboard marks such
+            a method's cells (docs/protocol.md, "Reproducibility").
     """
 
     default_bipartition: ClassVar[Mapping[str, Any]]
@@ -116,6 +121,7 @@ class MethodHooks(Protocol):
     parameter_constraints: ClassVar[Mapping[str, Sequence[Constraint]]]
     diagnostics_: dict[str, Any]
     disambiguation_scores_: np.ndarray
+    machine_dependent: ClassVar[str]
 
 
 @runtime_checkable

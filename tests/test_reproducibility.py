@@ -27,13 +27,13 @@ from pmlbench.protocol.tuning import best_index
 ROUNDING = 1e-15
 
 
-def binary_with_duplicates(seed: int = 0, n: int = 120, d: int = 40, l: int = 6):
+def binary_with_duplicates(seed: int = 0, n: int = 120, d: int = 40, n_labels: int = 6):
     """Binary features (like genbase) where a third of the rows repeat earlier rows."""
     rng = np.random.default_rng(seed)
     base = (rng.random((n - n // 3, d)) < 0.15).astype(np.float64)
     X = np.vstack([base, base[rng.integers(0, len(base), n // 3)]])
     X = X[rng.permutation(n)]
-    Y = (rng.random((n, l)) < 0.35).astype(np.uint8)
+    Y = (rng.random((n, n_labels)) < 0.35).astype(np.uint8)
     Y[Y.sum(axis=1) == 0, 0] = 1
     return X, Y
 
@@ -175,3 +175,39 @@ def test_whole_fits_on_duplicate_rich_binary_data_ignore_rounding(monkeypatch, m
     permuted = np.random.default_rng(8).permutation(X.shape[1])
     again = make().fit(train[:, permuted], Y[:100]).predict(test[:, permuted])
     assert np.array_equal(again, reference)
+
+
+def test_run_json_and_store_records_name_the_cpu_and_the_blas_kernel(tmp_path):
+    import subprocess
+    import sys
+
+    from threadpoolctl import threadpool_info
+
+    from pmlbench.runner.format import from_json
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pmlbench",
+            "method=mlknn",
+            "dataset=genbase",
+            "protocol.n_splits=1",
+            "results_store=store",
+            "cache_dir=null",
+            "quiet=true",
+            "hydra.run.dir=run",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    import scipy.linalg  # noqa: F401  (the run loads scipy's BLAS too)
+
+    kernels = {i["architecture"] for i in threadpool_info() if i["user_api"] == "blas"}
+    versions = from_json((tmp_path / "run" / "run.json").read_text())["versions"]
+    assert versions["cpu"] and "logical cores" in versions["cpu"]
+    assert all(kernel in versions["blas"] for kernel in kernels), versions["blas"]
+    records = [from_json(p.read_text()) for p in (tmp_path / "store").glob("*.json")]
+    assert records and all(r["run"]["versions"]["blas"] == versions["blas"] for r in records)

@@ -139,6 +139,11 @@ class PMLLD(ValidatedParameters, BaseEstimator):
     """
 
     default_bipartition = {"rule": "method"}
+    machine_dependent = (
+        "InitW's 300 quasi-Newton iterations (init_solver=authors, the authors' routine and "
+        "the default) amplify BLAS rounding into changes of the enhanced labels; "
+        "init_solver=exact does not"
+    )
     parameter_constraints = {
         "lambda1": NON_NEGATIVE,
         "lambda2": NON_NEGATIVE,
