@@ -198,3 +198,60 @@ def test_cd_diagram_title_names_the_test(sweep, tmp_path):
     written = write_report(report, tmp_path / "nemenyi")
     svg = next(p for p in written if p.name == "cd_average_precision.svg").read_text()
     assert "depends on the pool of methods" in svg
+
+
+# ---------------------------------------------------------------- hierarchical Bayesian model
+
+
+def _needs_stan():
+    pytest.importorskip("stan", reason="pip install 'pmlbench[hierarchical]'")
+    pytest.importorskip("baycomp", reason="pip install 'pmlbench[hierarchical]'")
+
+
+@pytest.mark.slow
+def test_hierarchical_model_agrees_with_baycomp_and_is_seeded(tmp_path, monkeypatch):
+    """Against baycomp's own HierarchicalTest (the same Stan model; its rho = runs/splits,
+    so runs = 2.5 gives the 0.5 of 50/50 splits): vote shares within Monte Carlo error, and
+    the same seed gives the same numbers."""
+    _needs_stan()
+    import baycomp
+
+    from pmlbench.stats.hierarchical import hierarchical_bayesian
+
+    monkeypatch.chdir(tmp_path)  # baycomp pickles its last sample into the working directory
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.5, 0.8, size=(8, 1))
+    for shift, clear in ((0.02, True), (0.0, False)):
+        a = base + rng.normal(0, 0.01, size=(8, 5)) + shift
+        b = base + rng.normal(0, 0.01, size=(8, 5))
+        mine = hierarchical_bayesian(a, b, rope=0.01, rho=0.5, seed=0)
+        again = hierarchical_bayesian(a, b, rope=0.01, rho=0.5, seed=0)
+        assert mine == again
+        theirs = baycomp.HierarchicalTest.probs(a, b, rope=0.01, runs=2.5, nsamples=2000)
+        got = (mine.p_a_better, mine.p_equivalent, mine.p_b_better)
+        np.testing.assert_allclose(got, theirs, atol=0.08)
+        assert (mine.p_a_better > 0.95) is clear
+        # a lower-is-better metric reverses the direction
+        lower = hierarchical_bayesian(b, a, rope=0.01, rho=0.5, higher_is_better=False, seed=0)
+        assert lower == mine
+
+
+@pytest.mark.slow
+def test_hierarchical_table_in_the_report_and_the_leaderboard(sweep, tmp_path):
+    _needs_stan()
+    from pmlbench.report.leaderboard import leaderboard_markdown
+
+    options = ReportOptions(
+        plots=False, html=False, reference="alpha", bayesian=True, hierarchical=True
+    )
+    report = build_report([sweep], options)
+    write_report(report, tmp_path / "report")
+    table = pd.read_csv(tmp_path / "report" / "bayes_hierarchical.csv")
+    assert set(table["baseline"]) == {"beta", "gamma"}
+    assert set(table.loc[table["baseline"] == "gamma", "n_datasets"]) == {2}
+    assert set(table.loc[table["baseline"] == "beta", "n_datasets"]) == {4}
+    assert set(table["n_splits"]) == {3} and set(table["rho"]) == {0.5}
+    page = leaderboard_markdown(report, ["pmlbench", "report"])
+    assert "### Hierarchical Bayesian comparison" in page and "ROPE ±0.01" in page
+    with pytest.raises(PmlbenchError, match="--bayesian"):
+        ReportOptions(reference="alpha", hierarchical=True)

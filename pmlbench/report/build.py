@@ -77,6 +77,8 @@ class ReportOptions:
         bayesian: also compare the reference with every other method by Bayesian tests
             with a region of practical equivalence (needs ``reference``).
         rope: half-width of that region, on each metric's scale.
+        hierarchical: with ``bayesian``, also the hierarchical Bayesian model over the
+            split-level results (report/hierarchical.py; needs pystan and baycomp).
         formats: extra output formats: ``"parquet"`` writes the records the report used
             as results.parquet (needs pyarrow).
     """
@@ -97,6 +99,7 @@ class ReportOptions:
     html: bool = True
     bayesian: bool = False
     rope: float = DEFAULT_ROPE
+    hierarchical: bool = False
     formats: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -121,6 +124,8 @@ class ReportOptions:
             raise PmlbenchError(
                 "--bayesian compares the reference with every other method: pass --reference METHOD"
             )
+        if self.hierarchical and not self.bayesian:
+            raise PmlbenchError("--hierarchical is a Bayesian comparison: add --bayesian")
         self.formats = tuple(self.formats)
         unknown = [f for f in self.formats if f not in FORMATS]
         if unknown:
@@ -149,6 +154,8 @@ class Report:
     pairwise_levels: pd.DataFrame | None = None
     # training-side measures per PML dataset and method (report/disambiguation.py)
     disambiguation: pd.DataFrame | None = None
+    # the hierarchical Bayesian comparisons of the reference (report/hierarchical.py)
+    hierarchical: pd.DataFrame | None = None
 
     @cached_property
     def declined(self) -> frozenset[tuple[str, str, str]]:
@@ -259,6 +266,13 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         bayes = bayes_tables.bayesian_results(
             prepared, reference, options.rope, DEFAULT_THRESHOLD, blocks=options.blocks
         )
+    hierarchical = None
+    if options.hierarchical and reference is not None:
+        from pmlbench.report.hierarchical import hierarchical_tests
+
+        hierarchical = hierarchical_tests(
+            prepared, reference, options.rope, DEFAULT_THRESHOLD, options.blocks, notes
+        )
     ranks = rank_tests(prepared, options.alpha, reference, notes, options.blocks)
     pairwise = pairwise_tables.pairwise_tests(prepared, options.blocks, options.alpha)
     pairwise_levels = (
@@ -285,6 +299,7 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
         pairwise,
         pairwise_levels,
         disambiguation_tables.disambiguation_frame(prepared),
+        hierarchical,
     )
 
 
@@ -484,6 +499,18 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
             _write_text(
                 disambiguation_tables.to_markdown(report.disambiguation, digits),
                 out / "disambiguation.md",
+            ),
+        ]
+    if report.hierarchical is not None and report.bayes is not None:
+        from pmlbench.report import hierarchical as hierarchical_tables
+
+        written += [
+            _write_csv(report.hierarchical, out / "bayes_hierarchical.csv"),
+            _write_text(
+                hierarchical_tables.to_markdown(
+                    report.hierarchical, report.bayes.reference, report.bayes.threshold
+                ),
+                out / "bayes_hierarchical.md",
             ),
         ]
     if report.bayes is not None:

@@ -7,9 +7,15 @@
 - :mod:`~pmlbench.stats.ranks`, :mod:`~pmlbench.stats.friedman`,
   :mod:`~pmlbench.stats.wilcoxon`: ranks by metric direction, Friedman with Nemenyi / Holm
   post-hoc tests and the Wilcoxon signed-rank test across datasets (Demšar, 2006).
+- :mod:`~pmlbench.stats.pairwise`: every pair of methods by the Wilcoxon signed-rank test
+  over datasets with Holm's correction, and the cliques of a critical-difference diagram.
 - :mod:`~pmlbench.stats.bayesian`: Bayesian comparisons with a region of practical
   equivalence: the correlated Bayesian t-test per dataset, the Bayesian signed-rank test
-  across datasets, and their win/tie/loss (Benavoli et al., 2017).
+  across datasets, and their win/tie/loss (Benavoli et al., 2017);
+  :mod:`~pmlbench.stats.hierarchical`: the hierarchical model over split-level results
+  (optional: pystan and baycomp).
+- :mod:`~pmlbench.stats.disambiguation`: how well a method's confidence per training
+  candidate separates the true labels (training-side measures).
 """
 
 from pmlbench.stats.bayesian import (
@@ -19,6 +25,11 @@ from pmlbench.stats.bayesian import (
     bayesian_signed_rank,
     bayesian_win_tie_loss,
     correlated_bayesian_ttest,
+)
+from pmlbench.stats.disambiguation import (
+    disambiguation_auc,
+    disambiguation_measures,
+    disambiguation_precision,
 )
 from pmlbench.stats.friedman import (
     FriedmanResult,
@@ -40,6 +51,7 @@ from pmlbench.stats.paired import (
     paired_effect_size,
     paired_ttest,
 )
+from pmlbench.stats.pairwise import pairwise_cliques, pairwise_wilcoxon
 from pmlbench.stats.ranks import average_ranks, rank_within_blocks
 from pmlbench.stats.wilcoxon import (
     WilcoxonResult,
@@ -67,6 +79,9 @@ __all__ = [
     "control_posthoc",
     "corrected_resampled_ttest",
     "correlated_bayesian_ttest",
+    "disambiguation_auc",
+    "disambiguation_measures",
+    "disambiguation_precision",
     "exact_signed_rank_pvalue",
     "friedman_from_ranks",
     "friedman_test",
@@ -75,6 +90,8 @@ __all__ = [
     "outcome",
     "paired_effect_size",
     "paired_ttest",
+    "pairwise_cliques",
+    "pairwise_wilcoxon",
     "pairwise_posthoc",
     "rank_within_blocks",
     "tie_sum",

@@ -135,6 +135,12 @@ def parser() -> argparse.ArgumentParser:
         f"loss needs posterior probability >= {DEFAULT_THRESHOLD:g}",
     )
     p.add_argument(
+        "--hierarchical",
+        action="store_true",
+        help="with --bayesian: also the hierarchical Bayesian model over split-level results "
+        "(bayes_hierarchical.{csv,md}; pip install 'pmlbench[hierarchical]')",
+    )
+    p.add_argument(
         "--format",
         dest="formats",
         action="append",
@@ -180,6 +186,7 @@ def main(argv: list[str]) -> int:
         html=args.html,
         bayesian=args.bayesian,
         rope=args.rope,
+        hierarchical=args.hierarchical,
         formats=tuple(dict.fromkeys(args.formats)),
     )
     report = build_report(args.dirs, options)
