@@ -66,7 +66,7 @@ class Case:
         self.kernel, self.phi = M.KernelMap.fit(self.Xs, self.anchors)
         self.phit = self.kernel.transform(self.Xts)
         self.G = M.pairwise_squared_distances(self.Xs)
-        self.L = M.knn_laplacian(self.G, 5)
+        self.L = M.knn_laplacian(self.Xs, 5)
 
     def octave(self, part: str) -> np.ndarray:
         return self.reference[f"{self.name}_{part}_octave"]
@@ -311,8 +311,7 @@ def test_knn_graph_keeps_matlab_order_with_duplicates():
     """Row 1 duplicates row 0: sorted by (distance, index), row 1's list starts with row 0 and
     then itself, so its neighbours (positions 2..k+1) include itself, not row 0."""
     X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
-    D = M.pairwise_squared_distances(X)
-    L = M.knn_laplacian(D, 1).toarray()
+    L = M.knn_laplacian(X, 1).toarray()
     # row 0's neighbour is row 1 (weight exp(0) = 1), row 1's is itself (no edge); sym: 0.5
     assert L[0, 1] == L[1, 0] == -0.5
     np.testing.assert_allclose(L.sum(axis=1), 0, atol=1e-15)

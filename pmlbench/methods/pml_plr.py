@@ -58,13 +58,15 @@ from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods._constraints import BLAS_THREADS, CAP, NON_NEGATIVE, POSITIVE, SEED
 from pmlbench.numerics.exact import row_groups
+from pmlbench.numerics.exact import squared_distances as exact_squared_distances
 from pmlbench.numerics.linalg import soft_threshold, thin_svd
+from pmlbench.numerics.neighbors import kneighbors
 
 UPDATES = ("code", "objective")
 HOW = ("cg", "cholesky", "eigh")  # how an H step was solved
 # Largest training set fitted by default: above it one split of the paper protocol takes more
 # than 10x ML-kNN's time on the 2-core reference machine (docs/methods/pml_plr.md).
-MAX_TRAIN = 2000
+MAX_TRAIN = 2500
 PROJECTION_TOL = 1e-10  # EProjSimplex_new.m: Newton stops when |sum(x) - 1| <= 1e-10
 PROJECTION_STEPS = 100  # ... or after 100 steps
 MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps, added to F's denominator
@@ -92,8 +94,8 @@ def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 def pairwise_squared_distances(X: np.ndarray) -> np.ndarray:
-    """``pdist2(X, X, 'squaredeuclidean')``: exactly 0 on the diagonal and between identical
-    rows (so that ties with them are ties), non-negative elsewhere."""
+    """``pdist2(X, X, 'squaredeuclidean')`` (G): exactly 0 on the diagonal and between
+    identical rows, as the direct differences give, and non-negative elsewhere."""
     D = squared_distances(X, X)
     np.maximum(D, 0.0, out=D)
     groups = row_groups(X)
@@ -106,25 +108,28 @@ def pairwise_squared_distances(X: np.ndarray) -> np.ndarray:
     return D
 
 
-def knn_laplacian(D: np.ndarray, k: int) -> sp.csr_matrix:
+def knn_laplacian(X: np.ndarray, k: int) -> sp.csr_matrix:
     """``knn_S.m``: Laplacian ``diag(R1) − R`` of the symmetrised heat-kernel kNN graph.
 
-    Each row's distances are sorted ascending (ties by the lower index, MATLAB's stable
-    ``sort``) and positions 2..k+1 are its neighbours (the instance itself is first unless an
-    identical row precedes it). Weights ``exp(−D/(2σ²))`` with σ the mean over rows of the
-    second-smallest distance; ``R = (R + Rᵀ)/2``.
+    Each row's squared distances are sorted ascending (ties by the lower index, MATLAB's
+    stable ``sort``) and positions 2..k+1 are its neighbours (the instance itself is first
+    unless an identical row precedes it). The order and the distances are
+    :func:`pmlbench.numerics.neighbors.kneighbors`' (re-measured without BLAS near the k-th,
+    so no CPU decides a tie). Weights ``exp(−D/(2σ²))`` with σ the mean over rows of the
+    second-smallest squared distance; ``R = (R + Rᵀ)/2``.
     """
-    n = D.shape[0]
-    order = np.argsort(D, axis=1, kind="stable")[:, : k + 1]
-    sigma = float(np.take_along_axis(D, order[:, 1:2], axis=1).sum()) / n
+    n = X.shape[0]
+    order = kneighbors(X, X, k + 1)
+    rows = np.repeat(np.arange(n), k + 1)
+    D = exact_squared_distances(X, X, rows, order.ravel()).reshape(n, k + 1)
+    sigma = float(D[:, 1].sum()) / n
     if sigma <= 0:
         raise PmlbenchError(
             "pml_plr: every training instance has an identical twin, so the kNN graph's "
             "width (mean distance to the nearest other instance) is 0; remove duplicate rows"
         )
-    rows = np.repeat(np.arange(n), k)
-    cols = order[:, 1:].ravel()
-    weights = np.exp(-D[rows, cols] / (2.0 * sigma**2))
+    rows, cols, dist = rows.reshape(n, k + 1)[:, 1:].ravel(), order[:, 1:].ravel(), D[:, 1:]
+    weights = np.exp(-dist.ravel() / (2.0 * sigma**2))
     off = rows != cols  # R's diagonal (eye, or the self weight 1) cancels in D − R
     R = sp.csr_matrix((weights[off], (rows[off], cols[off])), shape=(n, n))
     R = 0.5 * (R + R.T)
@@ -567,7 +572,7 @@ class PMLPLR(ValidatedParameters, BaseEstimator):
         anchors, H0 = self.initial_values(X.shape[0], X.shape[1], Y.shape[1])
         self.kernel_, phi = KernelMap.fit(Xs, anchors)
         G = pairwise_squared_distances(Xs)
-        L = knn_laplacian(G, int(self.n_neighbors))
+        L = knn_laplacian(Xs, int(self.n_neighbors))
         prepared = time.perf_counter()
         solution = plr_solve(
             phi,
