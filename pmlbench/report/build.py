@@ -634,7 +634,8 @@ def cd_figures(
         paths += plots.cd_diagram(
             r.friedman.methods,
             r.friedman.average_ranks,
-            r.critical_difference,
+            # the Nemenyi CD bar only where Nemenyi decides the bars; Wilcoxon-Holm has none
+            float("nan") if posthoc == "wilcoxon" else r.critical_difference,
             groups,
             title,
             out_dir,
