@@ -191,15 +191,64 @@ def test_top_level_typos_get_a_did_you_mean(argv, message, tmp_path, monkeypatch
     assert list(tmp_path.iterdir()) == []
 
 
-def test_overrides_still_run_through_python_m(tmp_path):
+def test_overrides_still_run_through_python_m_and_the_title_shows_what_changed(tmp_path):
     proc = pmlbench(
         tmp_path,
-        "method=mlknn",
+        "method=ridge",
         "dataset=genbase",
         "protocol.n_splits=1",
+        "seed=3",
+        "noise.rate=1.0",  # the default: not worth a word
         "results_store=null",
         "cache_dir=null",
         f"hydra.run.dir={tmp_path / 'run'}",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "run" / "results.csv").exists()
+    text = " ".join(proc.stdout.split())
+    assert "ridge on genbase (protocol.n_splits=1, seed=3, noise uniform, zhang convention)" in text
+    tuned = pd.read_csv(tmp_path / "run" / "results.csv")["tuned"].iloc[0]  # lambda2=...
+    value = tuned.partition("=")[2]
+    shown = str(int(float(value))) if float(value).is_integer() else value
+    assert f"tuned by inner cross-validation: lambda2={shown} (1 of 1 splits)" in text
+
+
+# --------------------------------------------------------------------------- item 7
+
+
+def test_changed_settings_are_the_overrides_that_differ_from_the_defaults():
+    from pmlbench.api import compose_config
+    from pmlbench.hydra_app.overrides import changed_settings
+
+    overrides = [
+        "method=mlknn",
+        "method.k=15",
+        "method.s=1.0",  # mlknn's default
+        "dataset=medical",
+        "noise.rate=2.0",
+        "seed=3",
+        "protocol.n_splits=5",  # the default
+        "bipartition.rule=top_k",
+        "quiet=true",  # changes no number
+        "results_store=null",
+    ]
+    config = compose_config(overrides)
+    assert changed_settings(overrides, config) == [
+        "method.k=15",
+        "noise.rate=2",
+        "seed=3",
+        "bipartition.rule=top_k",
+    ]
+    assert changed_settings(["method=mlknn"], compose_config(["method=mlknn"])) == []
+
+
+def test_tuned_line_counts_the_splits_of_each_chosen_value():
+    from types import SimpleNamespace
+
+    from pmlbench.hydra_app.task import tuned_line
+
+    splits = [SimpleNamespace(tuned={"lambda2": v}) for v in (100.0, 100.0, 10.0)]
+    assert tuned_line(SimpleNamespace(splits=splits)) == (
+        "tuned by inner cross-validation: lambda2=100 (2 of 3 splits), lambda2=10 (1 of 3 splits)"
+    )
+    assert tuned_line(SimpleNamespace(splits=[SimpleNamespace(tuned={})])) is None

@@ -166,3 +166,103 @@ def check_overrides(overrides: list[str]) -> None:
     check_group_choices(overrides, presets)
     check_config_keys(overrides)
     check_parameter_keys(overrides, presets)
+
+
+# keys that change where or how a run works, never its numbers: left out of a run's title
+_NOT_SETTINGS = {
+    "quiet",
+    "results_store",
+    "cache_dir",
+    "recompute",
+    "threads_per_job",
+    "dry_run",
+    "save_predictions",
+    "unit_timeout",
+}
+_UNKNOWN = object()
+
+
+def _default_of(key: str, config: dict[str, Any], presets: dict[str, set[str]]) -> Any:
+    """The value ``key`` takes when the command line does not set it, for the plugins the
+    config selects (``_UNKNOWN`` for a YAML preset's keys, whose defaults the preset sets)."""
+    from omegaconf import OmegaConf
+
+    from pmlbench.hydra_app.config_nodes import method_node
+    from pmlbench.plugins.parameters import plugin_parameters
+
+    parts = key.split(".")
+    if parts[0] in ("method", "tune", "bipartition", *GROUP_KINDS):
+        kind = "method" if parts[0] in ("tune", "bipartition") else parts[0]
+        name = str((config.get(kind) or {}).get("name"))
+        if name in presets.get(kind, set()):
+            return _UNKNOWN
+        try:
+            cls = registry.load(GROUP_KINDS[kind], name)
+            node: Any = (
+                method_node(name, cls)
+                if kind == "method"
+                else {kind: {"name": name, **plugin_parameters(kind, cls)}}
+            )
+        except Exception:  # a plugin that does not load: its run reports the problem
+            return _UNKNOWN
+    else:
+        node = OmegaConf.to_container(OmegaConf.load(config_dir() / "config.yaml"))
+    for part in parts:
+        if not isinstance(node, dict) or part not in node:
+            return _UNKNOWN
+        node = node[part]
+    return node
+
+
+def changed_settings(overrides: list[str], config: dict[str, Any]) -> list[str]:
+    """``key=value`` for each override of a run that sets a number-changing key to something
+    other than its default (``method.k=15 noise.rate=2 seed=3``), in command-line order,
+    with the value the run used. Plugin choices (``method=``, ``dataset=``, ``noise=``) and
+    keys such as ``quiet`` or ``results_store`` are left out: a run's title names the former
+    and the latter change no number."""
+    presets = yaml_presets()
+    shown: dict[str, str] = {}
+    for override in overrides:
+        key, sep, _ = override.partition("=")
+        key = key.lstrip("+")
+        if not sep or key.startswith(("~", "hydra")) or "/" in key or "@" in key:
+            continue
+        if key in GROUP_KINDS or key == "experiment" or key.split(".")[0] in _NOT_SETTINGS:
+            continue
+        value: Any = config
+        for part in key.split("."):
+            value = value.get(part, _UNKNOWN) if isinstance(value, dict) else _UNKNOWN
+        if value is _UNKNOWN:
+            continue
+        default = _default_of(key, config, presets)
+        if default is not _UNKNOWN and _same(value, default):
+            continue
+        text = (
+            "[" + ",".join(_text(v) for v in value) + "]"
+            if isinstance(value, list)
+            else _text(value)
+        )
+        shown[key] = f"{key}={text}"
+    return list(shown.values())
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _text(value: Any) -> str:
+    """Short text of a value: 2.0 -> "2", True -> "true", None -> "null"."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_text(v)}" for k, v in value.items()) + "}"
+    return str(value)

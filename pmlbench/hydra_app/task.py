@@ -96,6 +96,7 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
     cwd = Path(hydra_cfg.runtime.cwd)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     config = config_to_dict(cfg)
+    task_overrides = list(hydra_cfg.overrides.task)
     try:
         for flag in ("quiet", "recompute", "dry_run"):  # bool("no") would be True
             check_parameter(flag, config.get(flag, False), [Type(bool)], prefix="")
@@ -128,12 +129,12 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
             )
         _not_applicable(out_dir)
         if result.splits:
-            summary = _report(config, result, out_dir, multirun)
+            summary = _report(config, result, out_dir, multirun, task_overrides)
     except UnitsFailed as exc:
         _not_applicable(out_dir)
         print_error(str(exc), stderr=False)
         if exc.result is not None and exc.result.splits:
-            summary = _report(config, exc.result, out_dir, multirun)
+            summary = _report(config, exc.result, out_dir, multirun, task_overrides)
         if not multirun:
             raise SystemExit(exc.exit_code) from None
     except PmlbenchError as exc:
@@ -195,14 +196,46 @@ def _dry_run(
         print_message(summary_line(plan.units, timings))
 
 
-def _report(config: dict[str, Any], result, out_dir: Path, multirun: bool) -> dict[str, float]:
+def run_title(config: dict[str, Any], result, overrides: list[str]) -> str:
+    """A single run's title: method, dataset, the settings the command line changed from
+    their defaults (pmlbench.hydra_app.overrides.changed_settings), noise and convention."""
+    from pmlbench.hydra_app.overrides import changed_settings
+
+    changed = changed_settings(overrides, config)
+    return (
+        f"{config['method']['name']} on {result.dataset_summary['name']} "
+        f"({''.join(c + ', ' for c in changed)}noise {result.noise_name}, "
+        f"{config['metric_convention']} convention)"
+    )
+
+
+def tuned_line(result) -> str | None:
+    """``tuned by inner cross-validation: lambda2=100 (5 of 5 splits)``: the values the
+    tuning chose, with the splits that chose each (None when nothing was tuned)."""
+    chosen: dict[str, Counter[str]] = {}
+    for split in result.splits:
+        for name, value in sorted((split.tuned or {}).items()):
+            text = str(int(value)) if isinstance(value, float) and value.is_integer() else value
+            chosen.setdefault(name, Counter())[str(text)] += 1
+    if not chosen:
+        return None
+    n = len(result.splits)
+    parts = [
+        ", ".join(f"{name}={value} ({count} of {n} splits)" for value, count in counts.items())
+        for name, counts in chosen.items()
+    ]
+    return "tuned by inner cross-validation: " + "; ".join(parts)
+
+
+def _report(
+    config: dict[str, Any], result, out_dir: Path, multirun: bool, overrides: list[str]
+) -> dict[str, float]:
     records = tidy_records(result)
     if not multirun:
-        title = (
-            f"{config['method']['name']} on {result.dataset_summary['name']} "
-            f"(noise {result.noise_name}, {config['metric_convention']} convention)"
-        )
-        console.print(results_table(records, title))
+        console.print(results_table(records, run_title(config, result, overrides)))
+        tuned = tuned_line(result)
+        if tuned is not None:
+            print_message(tuned)
     print_message(f"results: {out_dir / RESULTS_FILE}")
     if not multirun:
         cached = sum(u["status"] == "cached" for u in _units(out_dir))
