@@ -432,11 +432,25 @@ def test_refuses_above_max_work_before_any_work():
 
 
 def test_default_cap_admits_and_refuses_the_measured_datasets():
-    cap = M.MAX_WORK
-    # delicious' training half: 8,052 x 500 features, 983 labels
-    assert M.work(8052, 500, 983, 983, 200) > cap
-    # bibtex' training half: 3,697 x 1,836 features, 159 labels
-    assert M.work(3697, 1836, 159, 159, 200) <= cap
+    """Training halves of the bundled datasets (n, d, c): the largest admitted and the
+    smallest refused (docs/methods/pml_lenfn.md)."""
+    admitted = {"science": (2500, 743, 40), "languagelog": (729, 1004, 75)}
+    refused = {
+        "yeastmf": (3069, 6139, 39),
+        "corel16k001": (6883, 500, 153),
+        "corel5k": (2500, 499, 374),
+        "bibtex": (3697, 1836, 159),
+        "delicious": (8052, 500, 983),
+    }
+    model = PMLLENFN()
+    assert model.max_work == M.MAX_WORK
+    for n, d, c in admitted.values():
+        assert model._refusal(n, d, c) is None
+    for n, d, c in refused.values():
+        message = model._refusal(n, d, c)
+        assert message is not None and "\n" not in message
+        assert f"method.max_work = {M.MAX_WORK:.3g}" in message
+    assert "set method.max_work=4.46e+11 (or null)" in model._refusal(3069, 6139, 39)
 
 
 def test_wrong_feature_count_at_test_time():

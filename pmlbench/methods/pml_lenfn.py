@@ -67,10 +67,11 @@ SIMILARITY_SLACK = 1e-9
 # differences, not from the Gram matrix (which cancels all digits for near-duplicates)
 _CLOSE_PAIR = 1e-4
 _BLOCK_ENTRIES = 4_000_000  # distance entries held at once (32 MB of float64)
-# Work of one split at the defaults, above which it takes more than 10x ML-kNN's time on the
-# 2-core reference machine (measurements in docs/methods/pml_lenfn.md): max_iter x
-# n x c x (min(n, d) + c), the products of one iteration times the iterations allowed.
-MAX_WORK = 3e12
+# Work of one split (multiply-adds of the iterations allowed, :func:`work`) above which it
+# takes more than 10x ML-kNN's time on the 2-core reference machine (about 1.5e10 per CPU
+# second; measurements in docs/methods/pml_lenfn.md). Admits science (6.4e10), refuses the
+# yeast GO sets (4.5e11-2.6e12), corel16k001 (5.8e11), corel5k, bibtex and delicious.
+MAX_WORK = 2e11
 
 
 # ---------------------------------------------------------------------------------------
@@ -520,9 +521,9 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
             return None
         return (
             f"pml_lenfn refuses {n} training instances x {d} features x {c} labels "
-            f"(method.max_work = {self.max_work:.3g}): each of up to {self.max_iter} "
-            f"iterations multiplies n x min(n, d) by n x c matrices and k x c by c x c, "
-            f"{amount:.3g} in all here, more than 10x ML-kNN's time; set "
+            f"(method.max_work = {self.max_work:.3g}): up to {self.max_iter} iterations, "
+            f"each a few products of the n x d features with n x c matrices, {amount:.3g} "
+            "multiply-adds in all here, more than 10x ML-kNN's time; set "
             f"method.max_work={_lift(amount)} (or null) to run it anyway"
         )
 
