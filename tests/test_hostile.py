@@ -648,3 +648,61 @@ def test_unstorable_diagnostics_fail_the_unit_naming_method_and_key(monkeypatch)
         _run_split_with(_OddScores(diagnostics={"seen": {1, 2}, "ok": [1.5]}), monkeypatch)
     fine = {"n": np.int64(3), "curve": np.array([0.5, 0.25]), "name": "x", "nested": {"a": None}}
     assert _run_split_with(_OddScores(diagnostics=fine), monkeypatch).diagnostics == fine
+
+
+# ------------------------------------------------------------------- terminal escapes
+
+ESCAPES = "\x1b[2J\x1b]0;title\x07\x1b[32mALL UNITS OK"
+
+
+def test_escape_control_shows_every_control_character():
+    from pmlbench.core.console import escape_control
+
+    assert escape_control(ESCAPES) == "\\x1b[2J\\x1b]0;title\\x07\\x1b[32mALL UNITS OK"
+    assert escape_control("a\tb\nc\u202ed\x9b") == "a\tb\nc\\u202ed\\x9b"
+    assert escape_control("a\tb\nc", newlines=True) == "a\\x09b\\x0ac"
+    assert escape_control("ünïcode ± fine") == "ünïcode ± fine"
+
+
+def test_an_external_program_s_escapes_reach_no_terminal_record_or_report(tmp_path, small_store):
+    import json
+    import shutil
+
+    from pmlbench.errors import PluginError
+
+    program = tmp_path / "esc.py"
+    program.write_text(f"import sys\nsys.stderr.write({ESCAPES!r} + '\\n')\nsys.exit(1)\n")
+    X, Y, Xt = _small_data()
+    with pytest.raises(PluginError) as error:
+        ExternalCommand(f"{{python}} {program} {{train}}").fit(X, Y).decision_function(Xt)
+    assert "\x1b" not in str(error.value) and "\\x1b[32mALL UNITS OK" in str(error.value)
+
+    # a store record written by anyone: the report escapes what it shows and writes
+    shutil.copytree(small_store, tmp_path / "store")
+    record = json.loads(next((tmp_path / "store").glob("*.json")).read_text())
+    key = "f" * 32
+    failure = {
+        "schema": 1,
+        "key": key,
+        "status": "failed",
+        "unit": {**record["unit"], "split": 7},
+        "error": f"RuntimeError: {ESCAPES}",
+        "error_type": "RuntimeError",
+        "traceback": f"Traceback\n  {ESCAPES}\n",
+        "config": record["config"],
+        "run": record["run"],
+    }
+    (tmp_path / "store" / f"{key}.failed.json").write_text(json.dumps(failure))
+    done = subprocess.run(
+        [sys.executable, "-m", "pmlbench", "report", "store", "--out", "out", "--no-html"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "\\x1b[32mALL UNITS OK" in done.stdout + done.stderr
+    assert "\x1b" not in done.stdout + done.stderr
+    written = {p.name: p.read_text(errors="replace") for p in (tmp_path / "out").glob("*.*")}
+    assert "\\x1b[32mALL UNITS OK" in written["failures.csv"] + written["summary.md"]
+    assert not [name for name, text in written.items() if "\x1b" in text or "\x07" in text]

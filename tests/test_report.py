@@ -206,10 +206,23 @@ def test_failures_and_incomplete_runs_are_listed(multirun, tmp_path):
 
 def test_store_failures_name_the_unit_with_its_parameters(tmp_path):
     from pmlbench.runner.store import ResultStore
+    from pmlbench.runner.units import content_key
 
     store = ResultStore(tmp_path / "store")
-    store.save(
-        {"key": "done", "status": "done", "records": run_rows("d1", 1.0, "ref", [(0.6, 0.1)])}
+    rows = run_rows("d1", 1.0, "ref", [(0.6, 0.1)])
+    unit = {"schema": 2, "dataset": {"name": "d1"}, "metrics": [r["metric"] for r in rows]}
+    unit["split"] = 0
+    done = content_key(unit)
+    store.save(  # a record as strict as a run's (report readers check it as a run does)
+        {
+            "key": done,
+            "status": "done",
+            "unit": unit,
+            "records": rows,
+            "split": {"index": 0, "values": {r["metric"]: r["value"] for r in rows}},
+            "dataset": {"name": "d1"},
+            "noise": "uniform",
+        }
     )
     store.save_failure(
         {
@@ -226,7 +239,7 @@ def test_store_failures_name_the_unit_with_its_parameters(tmp_path):
         }
     )
     loaded = load_results([tmp_path / "store"])
-    assert loaded.records["source"].tolist() == [str(tmp_path / "store" / "done.json")] * 2
+    assert loaded.records["source"].tolist() == [str(tmp_path / "store" / f"{done}.json")] * 2
     (failure,) = loaded.failures.to_dict(orient="records")
     assert {k: failure[k] for k in ("path", "unit", "error", "status")} == {
         "path": str(tmp_path / "store" / "bad.failed.json"),

@@ -2,10 +2,14 @@
 
 Every message is printed literally (rich markup off): messages quote config values and shell
 commands such as ``pip install 'pmlbench[plots]'`` or ``metrics=[average_precision,...]``,
-which markup would eat. Only the ``error:`` / ``warning:`` prefix is styled.
+which markup would eat. Only the ``error:`` / ``warning:`` prefix is styled. Control
+characters are shown as escapes (:func:`escape_control`): messages quote what programs,
+files and store records say, and a terminal must only display it.
 """
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 from rich.console import Console
@@ -23,17 +27,39 @@ from rich.text import Text
 console = Console(stderr=False)
 err_console = Console(stderr=True)
 
+# Characters that would act on a terminal (or reorder what it shows) instead of being shown:
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_ALL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_control(text: str, *, newlines: bool = False) -> str:
+    """``text`` with every control character written as a visible escape (``\\x1b``), so
+    that what a program, a file or a store record says is shown, never executed: an ESC
+    from an external program's stderr must not clear the screen or print a fake line.
+    With ``newlines``, tabs and newlines are escaped too (for one-line fields)."""
+    pattern = _CONTROL if not newlines else _CONTROL_ALL
+    return pattern.sub(_visible, text)
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
 
 def _prefixed(prefix: str, style: str, message: str) -> Text:
     line = Text(prefix, style=style)
     line.append(" ")
-    line.append(message)  # a plain str appended to Text is never parsed as markup
+    line.append(escape_control(message))  # a plain str appended to Text is never markup
     return line
 
 
 def print_message(message: str, *, stderr: bool = False) -> None:
-    """Print one message literally (no markup, no highlighting, no wrapping)."""
-    (err_console if stderr else console).print(Text(message), soft_wrap=True, highlight=False)
+    """Print one message literally (no markup, no highlighting, no wrapping, control
+    characters escaped)."""
+    (err_console if stderr else console).print(
+        Text(escape_control(message)), soft_wrap=True, highlight=False
+    )
 
 
 def print_warning(message: str, *, stderr: bool = True) -> None:
@@ -83,14 +109,14 @@ def _mean_std(mean: float, std: float) -> str:
 def results_table(records: pd.DataFrame, title: str) -> Table:
     """Mean ± std of each metric over splits (no spread for a single split)."""
     summary = summarise(records)
-    table = Table(title=Text(title))
+    table = Table(title=Text(escape_control(title)))
     table.add_column("metric")
     table.add_column("", justify="center")
     table.add_column("mean" if summary["std"].isna().all() else "mean ± std", justify="right")
     table.add_column("splits", justify="right")
     for name, row in summary.iterrows():
         table.add_row(
-            Text(str(name)),
+            Text(escape_control(str(name))),
             "↑" if row["higher_is_better"] else "↓",
             _mean_std(row["mean"], row["std"]),
             str(int(row["n"])),

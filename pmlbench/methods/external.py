@@ -41,6 +41,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from pmlbench.core.checks import check_features, check_label_matrix
+from pmlbench.core.console import escape_control
 from pmlbench.core.digest import content_digest
 from pmlbench.core.parameters import Dict, Options, Type, ValidatedParameters, validate_parameters
 from pmlbench.errors import PluginError, PmlbenchError
@@ -176,8 +177,10 @@ def _orient(name: str, values: np.ndarray, shape: tuple[int, int], program: str)
 
 
 def _stderr_tail(stderr: str) -> str:
+    """The program's last stderr lines on one line, control characters escaped: the text
+    goes to the terminal, the store and the report, where an escape sequence must not act."""
     lines = [line for line in (stderr or "").strip().splitlines() if line.strip()]
-    tail = " | ".join(lines[-_STDERR_LINES:])
+    tail = escape_control(" | ".join(lines[-_STDERR_LINES:]), newlines=True)
     return tail[-1500:] if tail else "(no stderr output)"
 
 

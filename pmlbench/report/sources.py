@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pmlbench.core.console import print_warning
+from pmlbench.core.console import escape_control, print_warning
 from pmlbench.errors import PmlbenchError
 from pmlbench.runner.format import (
     DRY_RUN_FILE,
@@ -283,19 +283,44 @@ def load_results(paths: Iterable[str | Path]) -> LoadedResults:
         loaded = read_store(path) if is_store_dir(path) else None
         parts.append(loaded if loaded is not None else _walk(path))
     frames = [p.records for p in parts if len(p.records)]
+    failures = [p.failures for p in parts if len(p.failures)]
+    where = ", ".join(map(str, directories))
+    if not frames and failures:
+        unfinished = pd.concat(failures, ignore_index=True)
+        first = escape_control(str(unfinished.iloc[0].get("error", "")), newlines=True)
+        raise PmlbenchError(
+            f"no finished unit under {where}, only {len(unfinished)} without results "
+            f"(failed, timed out, n/a or damaged; first: {first}); fix the cause and rerun "
+            "the sweep, which computes only these"
+        )
     if not frames:
         raise PmlbenchError(
-            f"no {RESULTS_FILE} found under {', '.join(map(str, directories))}; "
+            f"no {RESULTS_FILE} found under {where}; "
             "point pmlbench report at a run or multirun output directory"
         )
-    failures = [p.failures for p in parts if len(p.failures)]
     return LoadedResults(
-        records=pd.concat(frames, ignore_index=True),
+        records=_shown(pd.concat(frames, ignore_index=True)),
         files=[f for p in parts for f in p.files],
-        failures=(
+        failures=_shown(
             pd.concat(failures, ignore_index=True)
             if failures
             else pd.DataFrame(columns=FAILURE_COLUMNS)
         ),
         incomplete=[d for p in parts for d in p.incomplete],
     )
+
+
+def _shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with control characters in its text escaped (pmlbench.core.console): names,
+    errors and tracebacks come from programs, files and store records, and go to the
+    terminal, Markdown, CSV and HTML, where an escape sequence must not act. Tracebacks keep
+    their newlines; every other text is one line."""
+    for column in frame.columns:
+        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
+            one_line = column != "traceback"
+            frame[column] = frame[column].map(
+                lambda v, one_line=one_line: (
+                    escape_control(v, newlines=one_line) if isinstance(v, str) else v
+                )
+            )
+    return frame
