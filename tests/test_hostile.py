@@ -706,3 +706,55 @@ def test_an_external_program_s_escapes_reach_no_terminal_record_or_report(tmp_pa
     written = {p.name: p.read_text(errors="replace") for p in (tmp_path / "out").glob("*.*")}
     assert "\\x1b[32mALL UNITS OK" in written["failures.csv"] + written["summary.md"]
     assert not [name for name, text in written.items() if "\x1b" in text or "\x07" in text]
+
+
+# --------------------------------------------------------------------------- reports
+
+
+@pytest.fixture(scope="module")
+def two_method_store(tmp_path_factory) -> Path:
+    """A store with the two splits of ML-kNN and of the ridge control on genbase."""
+    from pmlbench.runner.run import run_config
+    from pmlbench.runner.store import ResultStore
+
+    root = tmp_path_factory.mktemp("two_method_store")
+    for method in ("mlknn", "ridge"):
+        config = compose_config([f"method={method}", "dataset=genbase", "protocol.n_splits=2"])
+        run_config(config, root / method, quiet=True, store=ResultStore(root / "store"))
+    return root / "store"
+
+
+def _report(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pmlbench", "report", *args, "--no-html"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
+
+
+def test_a_second_report_into_the_same_out_leaves_none_of_the_first_s_files(
+    tmp_path, two_method_store
+):
+    first = _report(tmp_path, str(two_method_store), "--out", "r", "--reference", "mlknn")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (tmp_path / "r" / "wtl.md").is_file() and (tmp_path / "r" / "comparisons.csv").is_file()
+    (tmp_path / "r" / "notes.txt").write_text("mine")
+    second = _report(tmp_path, str(two_method_store), "--out", "r")
+    assert second.returncode == 0, second.stdout + second.stderr
+    names = {p.name for p in (tmp_path / "r").iterdir()}
+    assert not {"wtl.md", "wtl.tex", "wtl.csv", "comparisons.csv"} & names
+    assert {"table2.md", "notes.txt"} <= names  # its own files, and a user's, stay
+
+
+def test_a_manifest_cannot_point_outside_the_report(tmp_path):
+    from pmlbench.report.outdir import MANIFEST, replace_previous
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "precious").write_text("keep")
+    (tmp_path / "out" / MANIFEST).write_text(
+        '{"files": ["../precious", "' + str(tmp_path / "precious") + '", 3]}'
+    )
+    replace_previous(tmp_path / "out", [])
+    assert (tmp_path / "precious").read_text() == "keep"

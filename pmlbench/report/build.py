@@ -27,6 +27,7 @@ from pmlbench.report.across import (
     ranks_frame,
     wilcoxon_tests,
 )
+from pmlbench.report.outdir import replace_previous
 from pmlbench.report.prepare import Prepared, prepare
 from pmlbench.report.render import markdown_table, metric_name
 from pmlbench.report.sources import LoadedResults, load_results
@@ -550,7 +551,7 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
                 report, out / html_page.HTML_FILE, summary=summary_markdown(report), figures=figures
             )
         )
-    return written
+    return replace_previous(out, written)  # an earlier report's other files go
 
 
 def parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,52 @@
+"""The report's output directory: what a report wrote, so that the next one into the same
+``--out`` leaves nothing of it behind.
+
+A report writes a different set of files depending on its options and results (Bayesian
+tables only with ``--bayesian``, win/tie/loss tables only with a reference, figures only
+with matplotlib). Files of an earlier report that the new one does not write would sit
+beside its tables and look like its own. Each report therefore lists what it wrote in
+:data:`MANIFEST`; the next report into the directory removes the files of that list it did
+not write again. Files the report never wrote (a user's notes) are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from pmlbench.core.atomic import atomic_write_text
+
+MANIFEST = ".pmlbench_report.json"
+
+
+def _listed(out: Path) -> list[str]:
+    """The relative paths the previous report's manifest lists (none when unreadable)."""
+    try:
+        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []
+    files = data.get("files") if isinstance(data, dict) else None
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+
+
+def _inside(out: Path, name: str) -> Path | None:
+    """``out / name`` when it stays inside ``out`` (a manifest is a file anyone can edit)."""
+    if not name or os.path.isabs(name) or ".." in Path(name).parts:
+        return None
+    return out / name
+
+
+def replace_previous(out_dir: str | Path, written: Iterable[Path]) -> list[Path]:
+    """Remove the files an earlier report listed in ``out_dir`` that this one did not write,
+    then list this report's files; returns ``written``."""
+    out = Path(out_dir)
+    written = list(written)
+    names = sorted({os.path.relpath(p, out) for p in written})
+    for name in set(_listed(out)) - set(names):
+        path = _inside(out, name)
+        if path is not None and path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
+    atomic_write_text(out / MANIFEST, json.dumps({"files": names}, indent=1))
+    return written
