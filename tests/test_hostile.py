@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -758,3 +759,42 @@ def test_a_manifest_cannot_point_outside_the_report(tmp_path):
     )
     replace_previous(tmp_path / "out", [])
     assert (tmp_path / "precious").read_text() == "keep"
+
+
+def test_plot_labels_are_drawn_as_written(tmp_path):
+    from pmlbench.report.plots import cd_diagram
+
+    names = ["$\\frac$", "ok", "a$b"]
+    (svg, png) = cd_diagram(names, [1.2, 2.0, 2.8], 0.9, [], "$x^$", tmp_path, "cd")
+    text = svg.read_text()
+    assert "$\\frac$" in text and "a$b" in text and png.stat().st_size > 0
+
+
+def test_table2_markdown_keeps_its_rows_whatever_the_dataset_is_called(tmp_path):
+    from pmlbench.report import ReportOptions, build_report, write_report
+    from pmlbench.runner.run import run_config
+
+    _write_npz(tmp_path / "data.npz")
+    name = "a|b<script>x</script>"
+    for method in ("mlknn", "ridge"):
+        config = compose_config(
+            [
+                f"method={method}",
+                "dataset=file",
+                f"dataset.path={tmp_path / 'data.npz'}",
+                f"dataset.display_name='{name}'",
+                "protocol.n_splits=2",
+            ]
+        )
+        run_config(config, tmp_path / "runs" / method, quiet=True)
+    report = build_report([tmp_path / "runs"], ReportOptions(plots=False, html=False))
+    write_report(report, tmp_path / "out")
+    rows = [
+        line
+        for line in (tmp_path / "out" / "table2.md").read_text().splitlines()
+        if line.startswith("| a")
+    ]
+    cells = [re.split(r"(?<!\\)\|", line)[1:-1] for line in rows]
+    assert cells and all(len(c) == 4 for c in cells)  # dataset, noise, two methods
+    assert "<script>" not in (tmp_path / "out" / "table2.md").read_text()
+    assert "a\\|b&lt;script&gt;" in rows[0]

@@ -62,7 +62,10 @@ def _save(fig, out_dir: Path, stem: str, formats: tuple[str, ...] = FORMATS) -> 
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.=-]+", "_", stem)
     import matplotlib
+    from matplotlib.text import Text
 
+    for text in fig.findobj(Text):  # names are drawn as written: a $ in a label is no math
+        text.set_parse_math(False)
     paths = []
     # text stays text in SVG (editable, and much faster than converting glyphs to paths); a
     # fixed hash salt and no date make the same figure the same SVG file, byte for byte

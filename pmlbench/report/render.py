@@ -50,6 +50,14 @@ def markdown_escape(text: str) -> str:
     return str(text).replace("|", r"\|")
 
 
+def markdown_cell(text: str) -> str:
+    """A name from a file or a store record as a Markdown table cell: ``|`` escaped, and
+    ``&``, ``<`` and ``>`` as HTML entities, so that neither a pipe nor raw HTML in a
+    dataset name breaks its row or becomes markup."""
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return markdown_escape(text)
+
+
 def markdown_table(
     header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None
 ) -> str:

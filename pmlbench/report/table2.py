@@ -17,6 +17,7 @@ from pmlbench.report.render import (
     arrow,
     latex_escape,
     latex_tabular,
+    markdown_cell,
     markdown_table,
     metric_name,
     split_rich_table,
@@ -116,7 +117,8 @@ def to_markdown(
         parts.append(
             f"\n## {metric_name(metric)} {arrow(prepared.directions[metric])} ({direction})\n\n"
         )
-        parts.append(markdown_table(header, rows, ["l", "l"] + ["r"] * len(prepared.methods)))
+        named = [[markdown_cell(r[0]), markdown_cell(r[1]), *r[2:]] for r in rows]
+        parts.append(markdown_table(header, named, ["l", "l"] + ["r"] * len(prepared.methods)))
     return "".join(parts)
 
 
