@@ -252,3 +252,54 @@ def test_tuned_line_counts_the_splits_of_each_chosen_value():
         "tuned by inner cross-validation: lambda2=100 (2 of 3 splits), lambda2=10 (1 of 3 splits)"
     )
     assert tuned_line(SimpleNamespace(splits=[SimpleNamespace(tuned={})])) is None
+
+
+# --------------------------------------------------------------------------- item 4
+
+LIFT = ["method=lift", "dataset=genbase", "protocol.n_splits=1", "cache_dir=null"]
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def test_recorded_cpu_counts_worker_processes_and_the_dry_run_estimate_holds(tmp_path):
+    """LIFT trains its labels in joblib worker processes (method.n_jobs=2): nearly all of a
+    unit's CPU is spent there, and a unit's record must count it. The kernel's account of
+    the processes this test waited for is the measurement."""
+    from pmlbench.api import compose_config
+    from pmlbench.runner.dryrun import TimingIndex, plan_job
+    from pmlbench.runner.run import run_config
+    from pmlbench.runner.store import ResultStore, iter_records
+
+    store = ResultStore(tmp_path / "store")
+    overrides = [*LIFT, "method.n_jobs=2"]
+
+    def run(seed: int, isolate: bool = True) -> float:
+        before = _children_cpu()
+        config = compose_config([*overrides, f"seed={seed}"])
+        run_config(config, tmp_path / f"run{seed}", quiet=True, store=store, isolate=isolate)
+        return _children_cpu() - before
+
+    def recorded(seed: int) -> float:
+        (cpu,) = [
+            r["run"]["cpu_seconds"] for r in iter_records(store.root) if r["unit"]["seed"] == seed
+        ]
+        return float(cpu)
+
+    measured = run(0)
+    assert measured / 2 <= recorded(0) <= measured * 1.1, (recorded(0), measured)
+
+    plan = plan_job(compose_config([*overrides, "seed=1"]), tmp_path / "dry", store=store)
+    (unit,) = plan.units
+    estimate = TimingIndex.from_stores([store.root]).estimate(unit.method, unit.dataset)
+    assert estimate is not None
+    measured = run(1)
+    assert measured / 2 <= estimate <= measured * 2, (estimate, measured)
+
+    # in this process (the Python API's default): the workers outlive the unit, and count too
+    run(2, isolate=False)
+    assert recorded(2) >= measured / 2, (recorded(2), measured)

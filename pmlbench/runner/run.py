@@ -48,6 +48,7 @@ from pmlbench.runner.timeout import (
     check_unit_timeout,
     contain_exit,
     isolation_available,
+    tree_cpu_seconds,
 )
 
 
@@ -261,13 +262,14 @@ class UnitRunner:
                 "wall_seconds": child.wall_seconds,
                 "cpu_seconds": child.cpu_seconds,
             }
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu = time.perf_counter(), tree_cpu_seconds()
         result = contain_exit(compute)
         # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics) in this process
-        # (not in child processes): unlike wall time they do not grow when others share cores
+        # and every process working for it (joblib workers, external programs): unlike wall
+        # time they do not grow when others share cores
         timing = {
             "wall_seconds": time.perf_counter() - wall,
-            "cpu_seconds": time.process_time() - cpu,
+            "cpu_seconds": tree_cpu_seconds() - cpu,
         }
         return result, timing
 

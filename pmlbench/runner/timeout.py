@@ -61,7 +61,8 @@ class UnitTimedOut(PmlbenchError):
 @dataclass
 class ChildResult:
     """What the child returned, with its wall seconds (seen from the parent) and CPU seconds
-    (of the child process itself, as the in-process path measures its own)."""
+    (of every thread of the child and of every process it started: those it waited for,
+    e.g. joblib workers shut down at its end, and those left in its group)."""
 
     value: Any
     wall_seconds: float
@@ -149,7 +150,10 @@ def call_with_timeout(func: Callable[[], Any], limit: float | None) -> ChildResu
         _kill(pid)
         cpu = _reap(pid)
         raise UnitTimedOut(limit, time.perf_counter() - start, cpu)
-    status = _reap(pid, return_status=True)
+    # the CPU of every process that worked for the unit: the child with the processes it
+    # waited for (wait4), and those it left behind, which the group kill below ends unwaited
+    left_behind = group_cpu_seconds(pid)
+    status, reaped_cpu = _wait(pid)
     _kill(pid, group_only=True)  # processes the unit left behind, e.g. its joblib workers
     wall = time.perf_counter() - start
     if not payload:
@@ -167,6 +171,8 @@ def call_with_timeout(func: Callable[[], Any], limit: float | None) -> ChildResu
     if kind == "error":
         setattr(value, REMOTE_TRACEBACK, text)
         raise value
+    if reaped_cpu is not None:
+        cpu = reaped_cpu + left_behind
     return ChildResult(value, wall, cpu)
 
 
@@ -329,17 +335,77 @@ def _kill(pid: int, group_only: bool = False) -> None:
             continue
 
 
-def _reap(pid: int, return_status: bool = False) -> Any:
-    """Wait for the child; its CPU seconds (or, with ``return_status``, its wait status)."""
+def _wait(pid: int) -> tuple[int | None, float | None]:
+    """Wait for the child: its wait status and CPU seconds (its own and those of the
+    processes it waited for, as wait4 reports them); (None, None) when already reaped."""
     while True:
         try:
             _, status, usage = os.wait4(pid, 0)
-            break
+            return status, usage.ru_utime + usage.ru_stime
         except InterruptedError:
             continue
         except ChildProcessError:
-            return None
-    return status if return_status else usage.ru_utime + usage.ru_stime
+            return None, None
+
+
+def _reap(pid: int, return_status: bool = False) -> Any:
+    """Wait for the child; its CPU seconds (or, with ``return_status``, its wait status)."""
+    status, cpu = _wait(pid)
+    return status if return_status else cpu
+
+
+def _proc_stats() -> list[list[str]]:
+    """The fields after the command name of every /proc/<pid>/stat (Linux; empty elsewhere),
+    each list starting with the pid itself."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # the process ended while we looked
+        found.append([entry.parent.name, *fields])
+    return found
+
+
+def _ticks(fields: list[str]) -> float:
+    """utime + stime + cutime + cstime of a /proc stat line (fields 14-17), in seconds."""
+    try:
+        return sum(int(v) for v in fields[12:16]) / os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError, IndexError):
+        return 0.0
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """CPU seconds so far of the processes of process group ``pgid`` other than its leader
+    (with the processes each already waited for), Linux /proc; 0 elsewhere. The leader is
+    counted when it is waited for."""
+    group = str(pgid)
+    return sum(_ticks(f) for f in _proc_stats() if len(f) > 3 and f[3] == group != f[0])
+
+
+def tree_cpu_seconds() -> float:
+    """CPU seconds so far of this process (all its threads), of the children it waited for
+    and of its living descendants (with those they waited for): the difference between two
+    calls is the CPU of all the work in between, in every process and thread, counting a
+    pool that outlives the work (joblib's reusable workers) for its share."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    waited = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime
+    stats = _proc_stats()
+    children: dict[str, list[list[str]]] = {}
+    for fields in stats:
+        if len(fields) > 2:
+            children.setdefault(fields[2], []).append(fields)
+    todo = list(children.get(str(os.getpid()), []))
+    while todo:
+        fields = todo.pop()
+        # its own CPU and that of the processes it waited for: a process is counted alive,
+        # or (once waited for) in its parent's share, never both
+        total += _ticks(fields)
+        todo.extend(children.get(fields[0], []))
+    return total
 
 
 def _describe_status(status: int | None) -> str:
