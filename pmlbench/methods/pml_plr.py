@@ -15,8 +15,8 @@ anchors, centred, plus a bias row), the squared distances ``G`` (n x n) and the 
 
 ``F`` are the pseudo-labels (l x n), ``C`` the instance correlation that reconstructs them
 (``Y ≈ PᵀHC``), ``E`` a split variable for ``Y − PᵀH`` with a fixed penalty ``μ = 1000``.
-Each iteration (at most 40; after the fifth, stop when the loss decreased by less than 1e-4
-relative): W (ridge), Q (polar factor of ``YᵀF``), P (polar factor), H (a linear system in
+Each iteration (at most 40; from the sixth on, stop when the loss decreased by less than
+1e-4 relative): W (ridge), Q (polar factor of ``YᵀF``), P (polar factor), H (a linear system in
 ``2CCᵀ − μI``), C (the unconstrained minimiser projected column by column onto the
 simplex), E (shrinkage), F (a multiplicative update). Test scores are ``Wᵀφ(x)``; a label is
 predicted where its score is at least 0.5.
@@ -29,11 +29,13 @@ the H step solves ``H(2CCᵀ − μI) = P(2YCᵀ − μ(Y − E))`` where the lo
 uses the loss's sign); the E step shrinks one-sidedly, ``max(T − α/μ, 0)``, where the ℓ1 term
 gives the symmetric soft threshold.
 
-**Linear algebra.** Nothing iteration-invariant is recomputed: ``(φφᵀ + λI)⁻¹φ`` once, the
-QR factor of ``Yᵀ`` once, ``G`` and ``L`` once. ``pinv(2HᵀPPᵀH)`` (n x n, rank m) comes from
-the thin SVD of ``PᵀH`` (l x n); ``YQ`` from the SVD of an l x l matrix (``YQ`` is unique
-though Q is not); ``pinv(2CCᵀ ∓ μI)`` is a Cholesky solve when a bound on ``‖C‖₂`` (from
-C's row and column sums) proves no eigenvalue is near zero, an eigendecomposition otherwise.
+**Linear algebra.** Nothing iteration-invariant is recomputed: ``φφᵀ + λI`` is factored
+once, the QR factor of ``Yᵀ``, ``G`` and ``L`` are computed once. ``pinv(2HᵀPPᵀH)`` (n x n,
+rank m) comes from the thin SVD of ``PᵀH`` (l x n); ``YQ`` from the SVD of an l x l matrix
+(``YQ`` is unique though Q is not); the H step applies ``pinv(2CCᵀ ∓ μI)`` by conjugate
+gradients or a Cholesky factorisation when a bound on ``‖C‖₂`` (from C's row and column
+sums) proves no eigenvalue near zero, by an eigendecomposition otherwise; the simplex
+projection runs the authors' Newton steps by binary search on sorted columns.
 Every pseudo-inverse and polar factor treats a singular value as zero when it is at most
 ``rtol`` times the largest (MATLAB's ``pinv`` uses ``max(size)·eps``, which leaves the
 outcome to rounding when a singular value is at that level).
