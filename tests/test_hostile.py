@@ -798,3 +798,43 @@ def test_table2_markdown_keeps_its_rows_whatever_the_dataset_is_called(tmp_path)
     assert cells and all(len(c) == 4 for c in cells)  # dataset, noise, two methods
     assert "<script>" not in (tmp_path / "out" / "table2.md").read_text()
     assert "a\\|b&lt;script&gt;" in rows[0]
+
+
+def test_an_undefined_metric_is_named_and_no_rerun_is_advised():
+    import pandas as pd
+
+    from pmlbench.report.prepare import prepare
+    from tests.helpers import run_rows
+
+    rows = run_rows("d", 1.0, "ref", [(0.6, 0.1), (0.7, 0.2)])
+    rows += run_rows("d", 1.0, "other", [(0.5, 0.1), (0.5, 0.2)])
+    for row in rows:
+        if row["metric"] == "average_precision" and row["method"] == "ref":
+            row["value"] = float("nan")  # as a run stores it where the metric is undefined
+    records = pd.DataFrame(rows)
+    with pytest.raises(PmlbenchError) as error:
+        prepare(records)
+    message = str(error.value)
+    assert "metric average_precision has no value (NaN) in 2 result rows" in message
+    assert "rerun those runs" not in message and "--metrics hamming_loss" in message
+    assert prepare(records, metrics=["hamming_loss"]).metrics == ["hamming_loss"]
+
+
+def test_a_store_with_only_failed_units_says_so(tmp_path, monkeypatch):
+    from pmlbench.methods.mlknn import MLkNN
+    from pmlbench.report.sources import load_results
+    from pmlbench.runner.run import UnitsFailed, run_config
+    from pmlbench.runner.store import ResultStore
+
+    def fail(self, X, Y):
+        raise RuntimeError("always")
+
+    monkeypatch.setattr(MLkNN, "fit", fail)
+    config = compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=2"])
+    with pytest.raises(UnitsFailed):
+        run_config(config, tmp_path / "run", quiet=True, store=ResultStore(tmp_path / "store"))
+    for where in ("store", "run"):
+        with pytest.raises(PmlbenchError) as error:
+            load_results([tmp_path / where])
+        assert "only 2 without results" in str(error.value)
+        assert "RuntimeError: always" in str(error.value)

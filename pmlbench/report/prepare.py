@@ -231,8 +231,22 @@ def prepare(
             f"comparable: add --where convention={found[0]}"
         )
     records = records.copy()
+    # rows of the metrics asked for (a metric left out is not checked: the way to leave out
+    # one that is undefined on the data)
+    asked = records["metric"].isin(metrics) if metrics else pd.Series(True, records.index)
+    stored_nan = records["value"].isna() & asked
     records["value"] = pd.to_numeric(records["value"], errors="coerce")
-    bad = records["value"].isna()
+    if stored_nan.any():
+        first = records[stored_nan].iloc[0]
+        others = [m for m in dict.fromkeys(records["metric"].astype(str)) if m != first["metric"]]
+        raise PmlbenchError(
+            f"metric {first['metric']} has no value (NaN) in {int(stored_nan.sum())} result "
+            f"rows (first: {first['method']} on {first['dataset']}, in "
+            f"{first.get('source', '?')}): it is undefined on that data (e.g. a ranking metric "
+            "on a test part where every instance has every label), and a rerun gives the same; "
+            f"leave it out: --metrics {' '.join(others) or '...'}"
+        )
+    bad = records["value"].isna() & asked
     if bad.any():
         first = records[bad].iloc[0]
         raise PmlbenchError(
