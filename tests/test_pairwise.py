@@ -255,3 +255,30 @@ def test_hierarchical_table_in_the_report_and_the_leaderboard(sweep, tmp_path):
     assert "### Hierarchical Bayesian comparison" in page and "ROPE ±0.01" in page
     with pytest.raises(PmlbenchError, match="--bayesian"):
         ReportOptions(reference="alpha", hierarchical=True)
+
+
+def test_leaderboard_names_holm_and_shows_disambiguation(sweep, tmp_path):
+    from pmlbench.report.leaderboard import leaderboard_markdown
+
+    report = build_report([sweep], ReportOptions(plots=False, html=False, reference="alpha"))
+    page = leaderboard_markdown(report, ["pmlbench", "report"])
+    overview = page.split("\n## ", 2)[1]
+    for name in ("Wilcoxon signed-rank", "Holm", "corrected resampled t-test", "hierarchical"):
+        assert name in overview
+    assert "## Disambiguation quality (training part)" in page
+    assert "this table is empty" in page  # no method here exposes the hook
+    # with the measure in the records: its own table, and no rank or test of it
+    for path in sorted(sweep.rglob("results.csv")):
+        rows = pd.read_csv(path)
+        if rows["method"].iloc[0] == "alpha":
+            rows["disambiguation_auc"] = 0.5 + rows["split"] / 10
+            rows.to_csv(path, index=False)
+    report = build_report([sweep], ReportOptions(plots=False, html=False, reference="alpha"))
+    page = leaderboard_markdown(report, ["pmlbench", "report"])
+    section = page.split("## Disambiguation quality (training part)")[1].split("\n## ")[0]
+    header, *rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert (
+        header == "| dataset | noise | alpha |" and len(rows) == 1 + len(DATASETS) * 2
+    )  # rule + rows
+    assert "| d1 | rate=0.5 | 0.600 ± 0.100 |" in section
+    assert set(report.pairwise["metric"]) == {"average_precision", "hamming_loss"}
