@@ -303,3 +303,78 @@ def test_recorded_cpu_counts_worker_processes_and_the_dry_run_estimate_holds(tmp
     # in this process (the Python API's default): the workers outlive the unit, and count too
     run(2, isolate=False)
     assert recorded(2) >= measured / 2, (recorded(2), measured)
+
+
+# --------------------------------------------------------------------------- item 9
+
+NOISY_PLUGIN = '''
+import warnings
+
+from sklearn.exceptions import ConvergenceWarning
+
+from pmlbench.methods.mlknn import MLkNN
+
+
+class Noisy(MLkNN):
+    """ML-kNN that warns 18 times per fit (a solver that does not converge) and once more."""
+
+    def fit(self, X, Y):
+        for _ in range(18):
+            warnings.warn("lbfgs failed to converge", ConvergenceWarning)
+        warnings.warn("mean of empty slice", RuntimeWarning)
+        return super().fit(X, Y)
+'''
+
+
+def test_warnings_are_recorded_per_unit_and_summarised_once_per_kind(tmp_path):
+    import json
+    import os
+
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "noisy_plugin.py").write_text(NOISY_PLUGIN)
+    info = plugins / "noisy_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: noisy-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pmlbench.methods]\nnoisy = noisy_plugin:Noisy\n")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(plugins), os.environ.get("PYTHONPATH", "")]),
+    }
+    common = ["dataset=genbase", "protocol.n_splits=2", "cache_dir=null"]
+    store = tmp_path / "store"
+    single = subprocess.run(
+        [sys.executable, "-m", "pmlbench", "method=noisy", *common, f"results_store={store}",
+         f"hydra.run.dir={tmp_path / 'run'}"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert single.returncode == 0, single.stdout + single.stderr
+    output = single.stdout + single.stderr
+    lines = [ln for ln in output.splitlines() if ln.startswith("warning: ")]
+    assert len(lines) == 2, output
+    convergence = next(ln for ln in lines if "ConvergenceWarning" in ln)
+    assert "ConvergenceWarning x36 in 2 units" in convergence
+    assert "lbfgs failed to converge" in convergence
+    assert "RuntimeWarning x2 in 2 units" in next(ln for ln in lines if "RuntimeWarning" in ln)
+    assert output.count("lbfgs failed to converge") == 1  # not printed 36 times
+    # per unit: units.json, the store record and the run's log
+    units = read_units(tmp_path / "run")
+    for unit in units:
+        (kind,) = [w for w in unit["warnings"] if w["category"] == "ConvergenceWarning"]
+        assert kind["count"] == 18 and kind["message"] == "lbfgs failed to converge"
+        record = json.loads((store / f"{unit['key']}.json").read_text())
+        assert record["run"]["warnings"] == unit["warnings"]
+    (log,) = (tmp_path / "run").glob("*.log")
+    text = log.read_text()
+    assert text.count("ConvergenceWarning x18") == 2 and text.count("RuntimeWarning x1") == 2
+
+    # a sweep summarises them once (rate 1.0 is reused from the store: its units warned before)
+    sweep = subprocess.run(
+        [sys.executable, "-m", "pmlbench", "-m", "method=noisy", *common, "noise.rate=1.0,2.0",
+         f"results_store={store}", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert sweep.returncode == 0, sweep.stdout + sweep.stderr
+    lines = [ln for ln in sweep.stdout.splitlines() if ln.startswith("warning: ")]
+    assert len(lines) == 2, sweep.stdout
+    assert "ConvergenceWarning x36 in 2 units" in " ".join(lines)  # the 2 computed units

@@ -106,20 +106,25 @@ def sweep_summary(sweep_dir: Path, store: str | None) -> list[str]:
 
     Counted from the units.json of the sweep's jobs (their status names are those of the
     file format: ``cached`` is a unit reused from the result store); timed-out units and jobs
-    that failed outside any unit (``error.txt``) are named when there are any.
+    that failed outside any unit (``error.txt``) are named when there are any. The warnings
+    the units raised come first, one line per kind (pmlbench.runner.unit_warnings).
     """
     from collections import Counter
 
     from pmlbench.runner.format import ERROR_FILE, read_units
+    from pmlbench.runner.unit_warnings import summary_lines
 
     jobs = sorted({p.parent for p in sweep_dir.glob(f"*/{JOB_MARKER}")})
     jobs += sorted({p.parent for p in sweep_dir.glob(f"*/{ERROR_FILE}")} - set(jobs))
     counts: Counter[str] = Counter()
+    caught: list[list[dict[str, Any]]] = []
     for job in jobs:
         try:
-            counts.update(str(u.get("status")) for u in read_units(job) if isinstance(u, dict))
+            units = [u for u in read_units(job) if isinstance(u, dict)]
         except (OSError, ValueError):
             continue
+        counts.update(str(u.get("status")) for u in units)
+        caught += [u["warnings"] for u in units if isinstance(u.get("warnings"), list)]
     n_units = sum(counts.values())
     parts = [f"{counts[status]} {label}" for status, label in SUMMARY_LABELS.items()]
     if counts["timed_out"]:
@@ -136,7 +141,8 @@ def sweep_summary(sweep_dir: Path, store: str | None) -> list[str]:
     ]
     if unfinished:
         lines[-1] += " (it lists what did not finish; rerunning the sweep retries failures)"
-    return lines
+    where = f"the jobs' {JOB_MARKER} and log files"
+    return summary_lines(caught, where) + lines
 
 
 def _duration(seconds: float | None) -> str:

@@ -29,7 +29,7 @@ from pmlbench.hydra_app.config_tree import config_to_dict
 from pmlbench.hydra_app.directories import naming_key
 from pmlbench.hydra_app.launchers import job_threads, runs_in_process
 from pmlbench.hydra_app.resolvers import register_resolvers
-from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, read_units, tidy_records
+from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, UNITS_FILE, read_units, tidy_records
 from pmlbench.runner.run import UnitsFailed, run_config
 from pmlbench.runner.store import ResultStore
 from pmlbench.runner.threads import limit_threads
@@ -82,6 +82,29 @@ def _not_applicable(out_dir: Path) -> None:
         print_message(f"n/a: split {u.get('split')}: {u.get('reason')}")
 
 
+def _warnings(out_dir: Path, multirun: bool) -> None:
+    """The warnings the job's units raised: each into the job's log file (Hydra's), and in a
+    single run one line per kind on the terminal (a sweep prints them in its summary)."""
+    import logging
+
+    from pmlbench.runner.unit_warnings import log_lines, summary_lines
+
+    units = [u for u in _units(out_dir) if isinstance(u.get("warnings"), list) and u["warnings"]]
+    if not units:
+        return
+    files = [h for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)]
+    for unit in units:
+        for line in log_lines(unit.get("split"), unit["warnings"]):
+            record = logging.LogRecord(__name__, logging.WARNING, __file__, 0, line, None, None)
+            for handler in files:
+                handler.handle(record)
+    if multirun:
+        return
+    where = str(out_dir / UNITS_FILE) + "".join(f" and {h.baseFilename}" for h in files)
+    for line in summary_lines([u["warnings"] for u in units], where):
+        print_message(line)
+
+
 def _units(out_dir: Path) -> list[dict[str, Any]]:
     try:
         return read_units(out_dir)
@@ -128,10 +151,12 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
                 isolate=True,  # a plugin that exits or crashes fails its unit, not the sweep
             )
         _not_applicable(out_dir)
+        _warnings(out_dir, multirun)
         if result.splits:
             summary = _report(config, result, out_dir, multirun, task_overrides)
     except UnitsFailed as exc:
         _not_applicable(out_dir)
+        _warnings(out_dir, multirun)
         print_error(str(exc), stderr=False)
         if exc.result is not None and exc.result.splits:
             summary = _report(config, exc.result, out_dir, multirun, task_overrides)

@@ -50,6 +50,7 @@ from pmlbench.runner.timeout import (
     isolation_available,
     tree_cpu_seconds,
 )
+from pmlbench.runner.unit_warnings import capture as capture_warnings
 
 
 def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
@@ -253,24 +254,30 @@ class UnitRunner:
         self.advance()
         return result
 
-    def compute(self, compute) -> tuple[SplitResult, dict[str, float]]:
+    def compute(self, compute) -> tuple[SplitResult, dict[str, Any]]:
         """Run one unit in a child process (with ``unit_timeout`` or ``isolate``; stopped at
-        the limit, if set), or here; plugin code that exits or crashes fails the unit."""
+        the limit, if set), or here; plugin code that exits or crashes fails the unit. The
+        warnings it raised are returned with its timings (pmlbench.runner.unit_warnings)."""
+        captured = capture_warnings(compute)
         if self.unit_timeout is not None or self.isolate:
-            child = call_with_timeout(compute, self.unit_timeout)
-            return child.value, {
+            child = call_with_timeout(captured, self.unit_timeout)
+            result, caught = child.value
+            timing: dict[str, Any] = {
                 "wall_seconds": child.wall_seconds,
                 "cpu_seconds": child.cpu_seconds,
             }
-        wall, cpu = time.perf_counter(), tree_cpu_seconds()
-        result = contain_exit(compute)
-        # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics) in this process
-        # and every process working for it (joblib workers, external programs): unlike wall
-        # time they do not grow when others share cores
-        timing = {
-            "wall_seconds": time.perf_counter() - wall,
-            "cpu_seconds": tree_cpu_seconds() - cpu,
-        }
+        else:
+            wall, cpu = time.perf_counter(), tree_cpu_seconds()
+            result, caught = contain_exit(captured)
+            # CPU seconds of the whole unit (noise, fit, tuning, predict, metrics) in this
+            # process and every process working for it (joblib workers, external programs):
+            # unlike wall time they do not grow when others share cores
+            timing = {
+                "wall_seconds": time.perf_counter() - wall,
+                "cpu_seconds": tree_cpu_seconds() - cpu,
+            }
+        if caught:
+            timing["warnings"] = caught
         return result, timing
 
     def _outcome(self, key: str, split: int, status: str) -> dict[str, Any]:
