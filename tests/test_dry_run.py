@@ -101,11 +101,11 @@ def test_dry_run_of_a_half_finished_sweep_counts_exactly_and_computes_nothing(tm
     # every kind of earlier outcome, and a limit that the timed-out unit already reached
     failed, refused, stopped = deleted
     common = {"schema": 1, "config": {}, "run": {}}
-    store.save_failure({**common, "key": failed["key"], "status": "failed",
+    store.save_outcome({**common, "key": failed["key"], "status": "failed",
                         "unit": failed["unit"], "error": "ValueError: boom"})  # fmt: skip
-    store.save_not_applicable({**common, "key": refused["key"], "status": "not_applicable",
+    store.save_outcome({**common, "key": refused["key"], "status": "not_applicable",
                                "unit": refused["unit"], "reason": "capped"})  # fmt: skip
-    store.save_timeout({**common, "key": stopped["key"], "status": "timed_out",
+    store.save_outcome({**common, "key": stopped["key"], "status": "timed_out",
                         "unit": stopped["unit"], "error": "timed out after 5.1 s",
                         "unit_timeout": 5, "elapsed_seconds": 5.1})  # fmt: skip
     before = snapshot(store.root, tmp_path / "cache")

@@ -18,6 +18,7 @@ from pmlbench.protocol.experiment import (
     load_metrics,
 )
 from pmlbench.runner import format as fmt
+from pmlbench.runner.status import Status
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pmlbench"
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -141,7 +142,7 @@ def test_store_files_and_store_detection(tmp_path):
     for name in ("b.json", "a.json", "a.failed.json", ".c.json.x1.tmp", ".d.json"):
         (tmp_path / name).write_text("{}")
     assert [p.name for p in fmt.store_record_files(tmp_path)] == ["a.json", "b.json"]
-    assert fmt.store_failure_files(tmp_path) == [("a", tmp_path / "a.failed.json")]
+    assert fmt.store_outcome_files(tmp_path, Status.FAILED) == [("a", tmp_path / "a.failed.json")]
     assert fmt.is_store_dir(tmp_path)
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -253,3 +254,11 @@ def test_run_records_carry_the_checkout_commit():
     commit = git_commit()
     assert commit is not None and re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit)
     assert commit.split("-")[0] == head
+
+
+def test_every_unfinished_outcome_has_one_store_file():
+    from pmlbench.runner.status import OUTCOMES
+
+    assert tuple(fmt.OUTCOME_SUFFIXES) == OUTCOMES
+    assert len(set(fmt.OUTCOME_SUFFIXES.values())) == len(OUTCOMES)
+    assert set(fmt.STORE_OUTCOME_SUFFIXES) == set(fmt.OUTCOME_SUFFIXES.values())

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from pmlbench.api import compose_config
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.methods.external import ExternalCommand
+from pmlbench.runner.status import Status
 
 # An external program that sleeps (so that parallel calls overlap) and then scores every
 # label with the value of its parameter ``lam`` read from the train file.
@@ -185,7 +186,7 @@ def _exiting_fit(how: str):
 def test_a_unit_whose_plugin_ends_the_process_is_a_failed_unit(tmp_path, monkeypatch, how, message):
     from pmlbench.methods.mlknn import MLkNN
     from pmlbench.runner.run import UnitsFailed, run_config
-    from pmlbench.runner.store import ResultStore, iter_failures
+    from pmlbench.runner.store import ResultStore, iter_outcomes
 
     monkeypatch.setattr(MLkNN, "fit", _exiting_fit(how))
     config = compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=2"])
@@ -193,7 +194,7 @@ def test_a_unit_whose_plugin_ends_the_process_is_a_failed_unit(tmp_path, monkeyp
     with pytest.raises(UnitsFailed) as error:
         run_config(config, tmp_path / "run", quiet=True, store=store, isolate=True)
     assert message in str(error.value) and "\n" not in str(error.value)
-    assert len(list(iter_failures(store.root))) == 2
+    assert len(list(iter_outcomes(store.root, Status.FAILED))) == 2
 
 
 def test_sys_exit_fails_the_unit_in_process_too(tmp_path, monkeypatch):
@@ -476,15 +477,16 @@ def test_report_readers_check_records_as_strictly_as_a_run(small_store, tmp_path
 
 
 def test_damaged_outcome_files_are_treated_as_absent(small_store, tmp_path):
-    from pmlbench.runner.store import ResultStore, iter_failures, iter_timeouts
+    from pmlbench.runner.store import ResultStore, iter_outcomes
 
     _copy_store(small_store, tmp_path / "store")
     store = ResultStore(tmp_path / "store")
     key = "c" * 32
     (tmp_path / "store" / f"{key}.timeout.json").write_text("[]")
     (tmp_path / "store" / f"{key}.failed.json").write_text(f'{{"key": "{key}", "unit": "oops"}}')
-    assert store.load_timeout(key) is None and store.load_failure(key) is None
-    assert list(iter_timeouts(store.root)) == [] and list(iter_failures(store.root)) == []
+    for status in (Status.TIMED_OUT, Status.FAILED):
+        assert store.load_outcome(key, status) is None
+        assert list(iter_outcomes(store.root, status)) == []
 
 
 def test_a_method_that_edits_its_training_arrays_changes_no_saved_array(tmp_path, monkeypatch):

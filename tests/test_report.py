@@ -224,7 +224,7 @@ def test_store_failures_name_the_unit_with_its_parameters(tmp_path):
             "noise": "uniform",
         }
     )
-    store.save_failure(
+    store.save_outcome(
         {
             "key": "bad",
             "status": "failed",

@@ -22,7 +22,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pmlbench.runner.store import iter_failures, iter_records
+from pmlbench.runner.status import Status
+from pmlbench.runner.store import iter_outcomes, iter_records
 
 pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="needs .[launchers]")
 
@@ -253,7 +254,7 @@ def test_slurm_sweep_cancelled_midway_resumes_each_unit_once(tmp_path, env):
     files = sorted(p.name for p in store.iterdir())
     assert len([f for f in files if f.endswith(".json")]) == n_units, files
     assert not [f for f in files if f.endswith(".tmp")], f"temporary files left: {files}"
-    assert not list(iter_failures(store))
+    assert not list(iter_outcomes(store, Status.FAILED))
     records = list(iter_records(store))
     assert len(records) == n_units == len({r["key"] for r in records})
     units = {(r["unit"]["noise"]["rate"], r["unit"]["split"]) for r in records}

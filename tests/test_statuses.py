@@ -25,11 +25,11 @@ from pmlbench.runner.format import (
     store_record_files,
 )
 from pmlbench.runner.run import retries_timeout, run_config
+from pmlbench.runner.status import Status
 from pmlbench.runner.store import (
     ResultStore,
-    iter_not_applicable,
+    iter_outcomes,
     iter_records,
-    iter_timeouts,
     load_unfinished,
 )
 from pmlbench.runner.timeout import (
@@ -208,7 +208,7 @@ def test_not_applicable_units_are_recorded_and_not_retried(tmp_path, monkeypatch
     units = read_units(tmp_path / "first")
     assert [u["status"] for u in units] == ["not_applicable"] * 2
     assert all(u["reason"].startswith("mlknn is capped at 10 labels") for u in units)
-    records = list(iter_not_applicable(store.root))
+    records = list(iter_outcomes(store.root, Status.NOT_APPLICABLE))
     assert sorted(r["unit"]["split"] for r in records) == [0, 1]
     assert {r["status"] for r in records} == {"not_applicable"} and len(records) == 2
     assert len(list(store.root.glob(f"*{STORE_NOT_APPLICABLE_SUFFIX}"))) == 2
@@ -224,7 +224,7 @@ def test_not_applicable_units_are_recorded_and_not_retried(tmp_path, monkeypatch
     monkeypatch.undo()  # the method now accepts the input; recompute=true tries again
     run_config(cfg, tmp_path / "third", quiet=True, store=store, recompute=True)
     assert [u["status"] for u in read_units(tmp_path / "third")] == ["computed"] * 2
-    assert list(iter_not_applicable(store.root)) == []
+    assert list(iter_outcomes(store.root, Status.NOT_APPLICABLE)) == []
     assert list(store.root.glob(f"*{STORE_NOT_APPLICABLE_SUFFIX}")) == []
     assert len(list(iter_records(store.root))) == 2
 
@@ -294,10 +294,10 @@ def test_sweep_with_a_slow_and_a_refusing_method_goes_on(tmp_path, env):
     assert sum("2 n/a" in ln for ln in lines if ln.startswith("sweep ")) == 2
 
     store = tmp_path / "store"
-    timeouts = list(iter_timeouts(store))
+    timeouts = list(iter_outcomes(store, Status.TIMED_OUT))
     assert len(timeouts) == 2 and all(1 <= t["elapsed_seconds"] < 2.5 for t in timeouts)
     assert all(t["run"]["wall_seconds"] == t["elapsed_seconds"] for t in timeouts)
-    assert len(list(iter_not_applicable(store))) == 4
+    assert len(list(iter_outcomes(store, Status.NOT_APPLICABLE))) == 4
     assert len(list(iter_records(store))) == 2
     unfinished = load_unfinished(store)
     assert sorted(unfinished["status"]) == ["not_applicable"] * 4 + ["timed_out"] * 2
@@ -365,14 +365,14 @@ def test_single_runs_exit_0_when_not_applicable_and_2_when_timed_out(tmp_path, e
 def test_outcome_files_replace_each_other(tmp_path):
     store = ResultStore(tmp_path)
     base = {"key": "k" * 32, "unit": {"split": 0}}
-    store.save_failure({**base, "status": "failed", "error": "boom"})
-    store.save_timeout({**base, "status": "timed_out", "elapsed_seconds": 1.0})
+    store.save_outcome({**base, "status": "failed", "error": "boom"})
+    store.save_outcome({**base, "status": "timed_out", "elapsed_seconds": 1.0})
     assert [p.name for p in tmp_path.iterdir()] == ["k" * 32 + STORE_TIMEOUT_SUFFIX]
-    store.save_not_applicable({**base, "status": "not_applicable", "reason": "cap"})
+    store.save_outcome({**base, "status": "not_applicable", "reason": "cap"})
     assert [p.name for p in tmp_path.iterdir()] == ["k" * 32 + STORE_NOT_APPLICABLE_SUFFIX]
-    assert store.load_timeout("k" * 32) is None
-    assert store.load_not_applicable("k" * 32)["reason"] == "cap"
+    assert store.load_outcome("k" * 32, Status.TIMED_OUT) is None
+    assert store.load_outcome("k" * 32, Status.NOT_APPLICABLE)["reason"] == "cap"
     store.save({**base, "status": "done", "records": []})
     assert [p.name for p in tmp_path.iterdir()] == ["k" * 32 + ".json"]
-    assert store.load_not_applicable("k" * 32) is None
+    assert store.load_outcome("k" * 32, Status.NOT_APPLICABLE) is None
     assert json.loads((tmp_path / ("k" * 32 + ".json")).read_text())["status"] == "done"

@@ -21,12 +21,13 @@ from pmlbench.methods.mlknn import MLkNN
 from pmlbench.protocol.experiment import ExperimentSpec
 from pmlbench.runner.format import tidy_records
 from pmlbench.runner.run import UnitsFailed, run_config, spec_from_config
+from pmlbench.runner.status import Status
 from pmlbench.runner.store import (
     ResultStore,
-    iter_failures,
+    iter_outcomes,
     iter_records,
-    load_failures,
     load_records,
+    load_unfinished,
 )
 from pmlbench.runner.threads import limit_threads, threads_for_job
 from pmlbench.runner.units import unit_description, unit_key, unit_keys
@@ -152,7 +153,7 @@ def test_failure_is_listed_until_the_unit_succeeds(tmp_path):
         "seed": 0,
         "split": 1,
     }
-    store.save_failure(
+    store.save_outcome(
         {
             "key": "k",
             "status": "failed",
@@ -161,12 +162,13 @@ def test_failure_is_listed_until_the_unit_succeeds(tmp_path):
             "traceback": "Traceback ... boom",
         }
     )
-    failures = load_failures(tmp_path)
+    failures = load_unfinished(tmp_path)
     assert failures.loc[
         0, ["dataset", "method", "param_k", "noise_rate", "split", "error"]
     ].tolist() == ["genbase", "mlknn", 3, 1.0, 1, "boom"]
     store.save({"key": "k", "status": "done", "records": []})
-    assert list(iter_failures(tmp_path)) == [] and not store.failure_path("k").exists()
+    assert list(iter_outcomes(tmp_path, Status.FAILED)) == []
+    assert not store.outcome_path("k", Status.FAILED).exists()
     with pytest.raises(PmlbenchError, match="does not exist"):
         list(iter_records(tmp_path / "missing"))
 
@@ -215,7 +217,7 @@ def test_failing_split_is_recorded_and_the_others_run(tmp_path, genbase_config, 
         run_config(genbase_config, tmp_path / "run", quiet=True, store=store)
     results = pd.read_csv(tmp_path / "run" / "results.csv")
     assert results["split"].unique().tolist() == [1]
-    (failure,) = iter_failures(tmp_path / "store")
+    (failure,) = iter_outcomes(tmp_path / "store", Status.FAILED)
     assert failure["unit"]["split"] == 0 and "synthetic failure" in failure["traceback"]
     assert "Traceback" in failure["traceback"]
     keys = unit_keys(spec_from_config(genbase_config))
@@ -225,7 +227,7 @@ def test_failing_split_is_recorded_and_the_others_run(tmp_path, genbase_config, 
     run_config(genbase_config, tmp_path / "rerun", quiet=True, store=store)
     units = json.loads((tmp_path / "rerun" / "units.json").read_text())["units"]
     assert [u["status"] for u in units] == ["computed", "cached"]
-    assert list(iter_failures(tmp_path / "store")) == []
+    assert list(iter_outcomes(tmp_path / "store", Status.FAILED)) == []
 
 
 def test_without_a_store_errors_propagate(tmp_path, genbase_config):

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pmlbench.runner.store import iter_failures, iter_records
+from pmlbench.runner.status import Status
+from pmlbench.runner.store import iter_outcomes, iter_records
 
 SMALL = ["method=mlknn", "dataset=genbase", "protocol.n_splits=2", "cache_dir=null"]
 
@@ -138,7 +139,7 @@ def test_failing_unit_is_recorded_and_the_sweep_goes_on(tmp_path, fragile_env):
     proc = run_sweep(tmp_path, "sweep", *args, env=fragile_env)
     assert proc.returncode == 0, proc.stderr
     assert "error:" in proc.stdout and "ValueError" in proc.stdout
-    failures = list(iter_failures(tmp_path / "store"))
+    failures = list(iter_outcomes(tmp_path / "store", Status.FAILED))
     assert sorted(f["unit"]["split"] for f in failures) == [0, 1]
     assert all(f["unit"]["method"]["explode"] == 1 for f in failures)
     assert all("Traceback" in f["traceback"] and "synthetic" in f["traceback"] for f in failures)

@@ -38,17 +38,11 @@ from typing import Any
 
 from pmlbench.core.atomic import atomic_write_text
 from pmlbench.runner.format import DRY_RUN_FILE, from_json, to_json
+from pmlbench.runner.status import Status
 from pmlbench.runner.store import ResultStore, iter_records
 
 # store states, in the order the summary names them
-STATES = ("done", "failed", "not_applicable", "timed_out", "missing")
-LABELS = {
-    "done": "done",
-    "failed": "failed",
-    "not_applicable": "n/a",
-    "timed_out": "timed out",
-    "missing": "missing",
-}
+STATES = (Status.DONE, Status.FAILED, Status.NOT_APPLICABLE, Status.TIMED_OUT, Status.MISSING)
 
 
 @dataclass
@@ -81,8 +75,8 @@ class JobPlan:
             splits = [u.split for u in self.units if u.state == state]
             if not splits:
                 continue
-            text = f"{len(splits)} {LABELS[state]}"
-            if state != "done":
+            text = f"{len(splits)} {state.label}"
+            if state != Status.DONE:
                 text += f" (split{'s' if len(splits) > 1 else ''} {', '.join(map(str, splits))})"
             parts.append(text)
         tail = "; all to compute (recompute=true)" if self.recompute else ""
@@ -125,23 +119,31 @@ def plan_job(
     )
     for split, key in enumerate(keys):
         elapsed = None
+        state: Status
         if store is None:
-            state, compute = "missing", True
+            state, compute = Status.MISSING, True
         elif runner.stored(split) is not None:
-            state, compute = "done", False
+            state, compute = Status.DONE, False
         elif (earlier := runner.skipped(split)) is not None:
             state, compute = earlier[0], False
             elapsed = _number(earlier[1].get("elapsed_seconds"))
-        elif (timeout := store.load_timeout(key)) is not None:
-            state, compute = "timed_out", retries_timeout(timeout, limit)
+        elif (timeout := store.load_outcome(key, Status.TIMED_OUT)) is not None:
+            state, compute = Status.TIMED_OUT, retries_timeout(timeout, limit)
             elapsed = _number(timeout.get("elapsed_seconds"))
-        elif store.load_failure(key) is not None:
-            state, compute = "failed", True
+        elif store.load_outcome(key, Status.FAILED) is not None:
+            state, compute = Status.FAILED, True
         else:
-            state, compute = "missing", True
+            state, compute = Status.MISSING, True
         plan.units.append(
             PlannedUnit(
-                key, split, state, compute or recompute, method, dataset, dataset_name, elapsed
+                key,
+                split,
+                str(state),
+                compute or recompute,
+                method,
+                dataset,
+                dataset_name,
+                elapsed,
             )
         )
     return plan
@@ -245,9 +247,7 @@ def summary_line(units: list[PlannedUnit], timings: TimingIndex) -> str:
     once (jobs of a sweep may share units)."""
     unique = list({u.key: u for u in units}.values())
     counts = Counter(u.state for u in unique)
-    text = f"dry run: {_units(len(unique))}: " + ", ".join(
-        f"{counts[s]} {LABELS[s]}" for s in STATES
-    )
+    text = f"dry run: {_units(len(unique))}: " + ", ".join(f"{counts[s]} {s.label}" for s in STATES)
     todo = [u for u in unique if u.compute]
     if not todo:
         return text + "; nothing to compute"

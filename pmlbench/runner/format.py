@@ -46,6 +46,7 @@ import pandas as pd
 
 from pmlbench.core.atomic import atomic_write_text
 from pmlbench.protocol.experiment import NATURAL_NOISE, ExperimentResult
+from pmlbench.runner.status import Status
 
 # run directory
 RESULTS_FILE = "results.csv"
@@ -59,12 +60,18 @@ HYDRA_DIR = ".hydra"
 SWEEP_PROGRESS_FILE = ".pmlbench_sweep.json"
 # result store
 STORE_RECORD_SUFFIX = ".json"
-STORE_FAILURE_SUFFIX = ".failed.json"
 STORE_ARRAYS_SUFFIX = ".npz"
+# the one table from the outcome of a unit that did not finish to the file recording it
+STORE_FAILURE_SUFFIX = ".failed.json"
 STORE_NOT_APPLICABLE_SUFFIX = ".na.json"
 STORE_TIMEOUT_SUFFIX = ".timeout.json"
+OUTCOME_SUFFIXES: dict[Status, str] = {
+    Status.FAILED: STORE_FAILURE_SUFFIX,
+    Status.TIMED_OUT: STORE_TIMEOUT_SUFFIX,
+    Status.NOT_APPLICABLE: STORE_NOT_APPLICABLE_SUFFIX,
+}
 # every store file that ends in .json but is not a finished unit's record
-STORE_OUTCOME_SUFFIXES = (STORE_FAILURE_SUFFIX, STORE_NOT_APPLICABLE_SUFFIX, STORE_TIMEOUT_SUFFIX)
+STORE_OUTCOME_SUFFIXES = tuple(OUTCOME_SUFFIXES.values())
 
 # results.csv columns
 NOISE_PREFIX = "noise_"
@@ -85,24 +92,15 @@ def store_record_path(root: str | Path, key: str) -> Path:
     return Path(root) / f"{key}{STORE_RECORD_SUFFIX}"
 
 
-def store_failure_path(root: str | Path, key: str) -> Path:
-    """The failure record of unit ``key`` in the store at ``root``."""
-    return Path(root) / f"{key}{STORE_FAILURE_SUFFIX}"
-
-
 def store_arrays_path(root: str | Path, key: str) -> Path:
     """The predictions of unit ``key`` in the store at ``root``."""
     return Path(root) / f"{key}{STORE_ARRAYS_SUFFIX}"
 
 
-def store_not_applicable_path(root: str | Path, key: str) -> Path:
-    """The record of unit ``key`` declared not applicable, in the store at ``root``."""
-    return Path(root) / f"{key}{STORE_NOT_APPLICABLE_SUFFIX}"
-
-
-def store_timeout_path(root: str | Path, key: str) -> Path:
-    """The record of unit ``key`` stopped at its time limit, in the store at ``root``."""
-    return Path(root) / f"{key}{STORE_TIMEOUT_SUFFIX}"
+def store_outcome_path(root: str | Path, key: str, status: Status) -> Path:
+    """The file recording that unit ``key`` ended as ``status`` (failed, not applicable or
+    timed out) in the store at ``root``."""
+    return Path(root) / f"{key}{OUTCOME_SUFFIXES[Status(status)]}"
 
 
 def is_temporary(path: Path) -> bool:
@@ -125,19 +123,10 @@ def _suffixed_files(root: Path, suffix: str) -> list[tuple[str, Path]]:
     ]
 
 
-def store_failure_files(root: Path) -> list[tuple[str, Path]]:
-    """(key, path) of every failure file of a store, in key order."""
-    return _suffixed_files(root, STORE_FAILURE_SUFFIX)
-
-
-def store_not_applicable_files(root: Path) -> list[tuple[str, Path]]:
-    """(key, path) of every not-applicable file of a store, in key order."""
-    return _suffixed_files(root, STORE_NOT_APPLICABLE_SUFFIX)
-
-
-def store_timeout_files(root: Path) -> list[tuple[str, Path]]:
-    """(key, path) of every timeout file of a store, in key order."""
-    return _suffixed_files(root, STORE_TIMEOUT_SUFFIX)
+def store_outcome_files(root: Path, status: Status) -> list[tuple[str, Path]]:
+    """(key, path) of every file of a store recording the outcome ``status``, in key
+    order."""
+    return _suffixed_files(root, OUTCOME_SUFFIXES[Status(status)])
 
 
 def is_store_dir(path: Path) -> bool:

@@ -40,6 +40,7 @@ from pmlbench.protocol.experiment import (
     run_experiment,
 )
 from pmlbench.runner.format import UNITS_FILE, tidy_records, write_units
+from pmlbench.runner.status import UNFINISHED, Status
 from pmlbench.runner.store import ResultStore, run_metadata
 from pmlbench.runner.timeout import (
     REMOTE_TRACEBACK,
@@ -95,20 +96,20 @@ class UnitLog:
 
     entries: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, key: str, split: int, status: str, **extra: Any) -> None:
-        self.entries.append({"key": key, "split": split, "status": status, **extra})
+    def add(self, key: str, split: int, status: Status, **extra: Any) -> None:
+        self.entries.append({"key": key, "split": split, "status": str(status), **extra})
 
-    def count(self, status: str) -> int:
+    def count(self, status: Status) -> int:
         return sum(e["status"] == status for e in self.entries)
 
     @property
     def failures(self) -> list[dict[str, Any]]:
-        return [e for e in self.entries if e["status"] == "failed"]
+        return [e for e in self.entries if e["status"] == Status.FAILED]
 
     @property
     def unfinished(self) -> list[dict[str, Any]]:
         """Units that failed or timed out (not applicable ones are not unfinished)."""
-        return [e for e in self.entries if e["status"] in ("failed", "timed_out")]
+        return [e for e in self.entries if e["status"] in UNFINISHED]
 
 
 def split_record(split: SplitResult) -> dict[str, Any]:
@@ -197,26 +198,26 @@ class UnitRunner:
             result.arrays = arrays
         return record, result
 
-    def skipped(self, split: int) -> tuple[str, dict[str, Any]] | None:
+    def skipped(self, split: int) -> tuple[Status, dict[str, Any]] | None:
         """The earlier outcome of a unit this run does not try again, as (status, record):
         ``not_applicable`` unless recomputing, ``timed_out`` when :func:`retries_timeout`
         says no. None for a unit to compute."""
         if self.store is None or self.recompute:
             return None
         key = self.keys[split]
-        record = self.store.load_not_applicable(key)
+        record = self.store.load_outcome(key, Status.NOT_APPLICABLE)
         if record is not None:
-            return "not_applicable", record
-        record = self.store.load_timeout(key)
+            return Status.NOT_APPLICABLE, record
+        record = self.store.load_outcome(key, Status.TIMED_OUT)
         if record is not None and not retries_timeout(record, self.unit_timeout):
-            return "timed_out", record
+            return Status.TIMED_OUT, record
         return None
 
     def __call__(self, plan, dataset, compute) -> SplitResult | None:
         key = self.keys[plan.index]
         found = self.stored(plan.index)
         if found is not None:
-            self.log.add(key, plan.index, "cached")
+            self.log.add(key, plan.index, Status.CACHED)
             self.advance()
             return found[1]
         earlier = self.skipped(plan.index)
@@ -250,7 +251,7 @@ class UnitRunner:
             record = self.unit_record(key, plan.index, result, summary, noise)
             record["run"].update(timing)
             self.store.save(record, arrays=result.arrays or None)
-        self.log.add(key, plan.index, "computed", **timing)
+        self.log.add(key, plan.index, Status.COMPUTED, **timing)
         self.advance()
         return result
 
@@ -280,57 +281,56 @@ class UnitRunner:
             timing["warnings"] = caught
         return result, timing
 
-    def _outcome(self, key: str, split: int, status: str) -> dict[str, Any]:
-        """The common fields of a store record of a unit that did not finish."""
+    def record(
+        self,
+        key: str,
+        split: int,
+        status: Status,
+        fields: dict[str, Any],
+        run: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The store record of a unit, whatever its outcome: schema, key, status and the
+        unit's description, then ``fields``, the resolved config and the run's metadata
+        (host, time, versions, git commit; ``run`` adds to it)."""
         from pmlbench.runner.units import unit_description
 
         return {
             "schema": 1,
             "key": key,
-            "status": status,
+            "status": str(status),
             "unit": unit_description(self.spec, split),
+            **fields,
+            "config": self.config,
+            "run": {**run_metadata(self.out_dir), **self.meta(), **(run or {})},
         }
+
+    def _save_outcome(self, record: dict[str, Any]) -> None:
+        if self.store is not None:
+            self.store.save_outcome(record)
 
     def not_applicable(self, split: int, exc: NotApplicable) -> None:
         """Record a unit whose method refused it up front (not a failure)."""
         key = self.keys[split]
         reason = _one_line(exc)
-        record = {
-            **self._outcome(key, split, "not_applicable"),
-            "reason": reason,
-            "error_type": type(exc).__name__,
-            "config": self.config,
-            "run": {**run_metadata(self.out_dir), **self.meta()},
-        }
-        if self.store is not None:
-            self.store.save_not_applicable(record)
-        self.log.add(key, split, "not_applicable", reason=reason)
+        fields = {"reason": reason, "error_type": type(exc).__name__}
+        self._save_outcome(self.record(key, split, Status.NOT_APPLICABLE, fields))
+        self.log.add(key, split, Status.NOT_APPLICABLE, reason=reason)
 
     def timed_out(self, split: int, exc: UnitTimedOut) -> None:
         """Record a unit stopped at ``unit_timeout``, with the time it ran."""
         key = self.keys[split]
         error = _one_line(exc)
         timing = {"unit_timeout": exc.limit, "elapsed_seconds": exc.elapsed}
-        record = {
-            **self._outcome(key, split, "timed_out"),
-            "error": error,
-            **timing,
-            "config": self.config,
-            "run": {
-                **run_metadata(self.out_dir),
-                **self.meta(),
-                "wall_seconds": exc.elapsed,
-                "cpu_seconds": exc.cpu_seconds,
-            },
-        }
-        if self.store is not None:
-            self.store.save_timeout(record)
-        self.log.add(key, split, "timed_out", error=error, user_error=True, **timing)
+        run = {"wall_seconds": exc.elapsed, "cpu_seconds": exc.cpu_seconds}
+        self._save_outcome(
+            self.record(key, split, Status.TIMED_OUT, {"error": error, **timing}, run)
+        )
+        self.log.add(key, split, Status.TIMED_OUT, error=error, user_error=True, **timing)
 
-    def log_earlier(self, split: int, status: str, record: dict[str, Any]) -> None:
+    def log_earlier(self, split: int, status: Status, record: dict[str, Any]) -> None:
         """units.json entry of a unit skipped for its stored n/a or timeout record."""
         key = self.keys[split]
-        if status == "not_applicable":
+        if status == Status.NOT_APPLICABLE:
             self.log.add(key, split, status, reason=record.get("reason"), from_store=True)
             return
         self.log.add(
@@ -347,47 +347,28 @@ class UnitRunner:
     def unit_record(
         self, key: str, split: int, result: SplitResult, summary: dict[str, Any], noise: str
     ) -> dict[str, Any]:
-        from pmlbench.runner.units import unit_description
-
+        """The store record of a finished unit (status ``done``)."""
         one = ExperimentResult(self.spec, summary, noise, [result], self.metrics)
-        return {
-            "schema": 1,
-            "key": key,
-            "status": "done",
-            "unit": unit_description(self.spec, split),
+        fields = {
             "dataset": summary,
             "noise": noise,
             "records": tidy_records(one).to_dict(orient="records"),
             "split": split_record(result),
-            "config": self.config,
-            "run": {**run_metadata(self.out_dir), **self.meta()},
         }
+        return self.record(key, split, Status.DONE, fields)
 
     def fail(self, split: int, exc: BaseException) -> None:
-        from pmlbench.runner.units import unit_description
-
         key = self.keys[split]
         text = getattr(exc, REMOTE_TRACEBACK, None) or "".join(
             traceback.format_exception(type(exc), exc, exc.__traceback__)
         )
         error = _one_line(exc)
-        failure = {
-            "schema": 1,
-            "key": key,
-            "status": "failed",
-            "unit": unit_description(self.spec, split),
-            "error": error,
-            "error_type": type(exc).__name__,
-            "traceback": text,
-            "config": self.config,
-            "run": {**run_metadata(self.out_dir), **self.meta()},
-        }
-        if self.store is not None:
-            self.store.save_failure(failure)
+        fields = {"error": error, "error_type": type(exc).__name__, "traceback": text}
+        self._save_outcome(self.record(key, split, Status.FAILED, fields))
         self.log.add(
             key,
             split,
-            "failed",
+            Status.FAILED,
             error=error,
             traceback=text,
             user_error=isinstance(exc, PmlbenchError),
@@ -409,7 +390,7 @@ class UnitRunner:
         if not found or len(found) < len(maybe_found):
             return None
         for split in range(len(found)):
-            self.log.add(self.keys[split], split, "cached")
+            self.log.add(self.keys[split], split, Status.CACHED)
             self.advance()
         first = found[0][0]
         return ExperimentResult(
@@ -501,7 +482,7 @@ def units_failed(
 ) -> UnitsFailed:
     first = failures[0]["error"]
     user_error = all(f.get("user_error") for f in failures)
-    timed_out = sum(f.get("status") == "timed_out" for f in failures)
+    timed_out = sum(f.get("status") == Status.TIMED_OUT for f in failures)
     if len(failures) == n_units and len({f["error"] for f in failures}) == 1:
         message = first
     elif not timed_out:

@@ -26,9 +26,11 @@ and replaces the file; readers list damaged files (:func:`iter_damaged`,
 :func:`load_damaged`) and read the rest.
 
 Readers for reports: :func:`iter_records` / :func:`load_records` (finished units),
-:func:`iter_failures` / :func:`load_failures` (failed ones), :func:`iter_not_applicable` /
-:func:`load_not_applicable`, :func:`iter_timeouts` / :func:`load_timeouts`, and
-:func:`load_unfinished` (the last three kinds in one frame with a ``status`` column).
+:func:`iter_outcomes` (the units that ended as one unfinished outcome: failed, not
+applicable, timed out; pmlbench.runner.status) and :func:`load_unfinished` (all three in
+one frame with a ``status`` column). The outcome files are written with
+:meth:`ResultStore.save_outcome` and read with :meth:`ResultStore.load_outcome`, through
+the one table from outcome to file (pmlbench.runner.format.OUTCOME_SUFFIXES).
 """
 
 from __future__ import annotations
@@ -60,16 +62,13 @@ from pmlbench.runner.format import (
     prefixed_columns,
     save_npz,
     store_arrays_path,
-    store_failure_files,
-    store_failure_path,
-    store_not_applicable_files,
-    store_not_applicable_path,
+    store_outcome_files,
+    store_outcome_path,
     store_record_files,
     store_record_path,
-    store_timeout_files,
-    store_timeout_path,
     to_json,
 )
+from pmlbench.runner.status import OUTCOMES, Status
 
 
 def run_metadata(run_dir: str | Path | None = None) -> dict[str, Any]:
@@ -102,21 +101,17 @@ class ResultStore:
     def record_path(self, key: str) -> Path:
         return store_record_path(self.root, key)
 
-    def failure_path(self, key: str) -> Path:
-        return store_failure_path(self.root, key)
-
     def arrays_path(self, key: str) -> Path:
         return store_arrays_path(self.root, key)
 
-    def not_applicable_path(self, key: str) -> Path:
-        return store_not_applicable_path(self.root, key)
-
-    def timeout_path(self, key: str) -> Path:
-        return store_timeout_path(self.root, key)
+    def outcome_path(self, key: str, status: Status) -> Path:
+        """The file recording that unit ``key`` ended as ``status`` (an unfinished outcome:
+        failed, not applicable, timed out; pmlbench.runner.format.OUTCOME_SUFFIXES)."""
+        return store_outcome_path(self.root, key, status)
 
     def outcome_paths(self, key: str) -> list[Path]:
-        """The files of a unit that did not finish: failed, not applicable, timed out."""
-        return [self.failure_path(key), self.not_applicable_path(key), self.timeout_path(key)]
+        """The files of a unit that did not finish, one per outcome."""
+        return [self.outcome_path(key, status) for status in OUTCOMES]
 
     def is_done(self, key: str) -> bool:
         return self.record_path(key).is_file()
@@ -167,36 +162,20 @@ class ResultStore:
             outcome.unlink(missing_ok=True)
         return path
 
-    def save_failure(self, record: dict[str, Any]) -> Path:
-        return self._save_outcome(self.failure_path(record["key"]), record)
-
-    def save_not_applicable(self, record: dict[str, Any]) -> Path:
-        """Record a unit its method declared not applicable (status ``not_applicable``)."""
-        return self._save_outcome(self.not_applicable_path(record["key"]), record)
-
-    def save_timeout(self, record: dict[str, Any]) -> Path:
-        """Record a unit stopped at its time limit (status ``timed_out``)."""
-        return self._save_outcome(self.timeout_path(record["key"]), record)
-
-    def load_not_applicable(self, key: str) -> dict[str, Any] | None:
-        """The not-applicable record of an unfinished unit, or None."""
-        return None if self.is_done(key) else _read_json(self.not_applicable_path(key))
-
-    def load_timeout(self, key: str) -> dict[str, Any] | None:
-        """The timeout record of an unfinished unit, or None."""
-        return None if self.is_done(key) else _read_json(self.timeout_path(key))
-
-    def load_failure(self, key: str) -> dict[str, Any] | None:
-        """The failure record of an unfinished unit, or None."""
-        return None if self.is_done(key) else _read_json(self.failure_path(key))
-
-    def _save_outcome(self, path: Path, record: dict[str, Any]) -> Path:
-        """Write one outcome file of an unfinished unit and remove its other outcome files."""
+    def save_outcome(self, record: dict[str, Any]) -> Path:
+        """Record a unit that did not finish, in the file of its ``status`` (failed, not
+        applicable, timed out), and remove its other outcome files."""
+        path = self.outcome_path(record["key"], _outcome(record.get("status")))
         written = atomic_write_text(path, to_json(record))
         for other in self.outcome_paths(record["key"]):
             if other != path:
                 other.unlink(missing_ok=True)
         return written
+
+    def load_outcome(self, key: str, status: Status) -> dict[str, Any] | None:
+        """The record of an unfinished unit that ended as ``status``, or None (also when
+        the unit has finished since)."""
+        return None if self.is_done(key) else _read_json(self.outcome_path(key, status))
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -383,27 +362,28 @@ def _iter_outcomes(root: Path, files: list[tuple[str, Path]]) -> Iterator[dict[s
             yield record
 
 
-def iter_failures(store_dir: str | Path) -> Iterator[dict[str, Any]]:
-    """Every unit that failed and has not succeeded since. Keys: key, unit, dataset, noise,
-    method, split, seed, error (one line), traceback, config, run."""
+def iter_outcomes(store_dir: str | Path, status: Status) -> Iterator[dict[str, Any]]:
+    """Every unit whose store file records the outcome ``status`` and that has not finished
+    since. Keys: key, status, unit, config, run, and by outcome: ``failed``: error (one
+    line), error_type, traceback; ``not_applicable``: reason (one line: the cap and the
+    option that lifts it), error_type; ``timed_out``: error (one line), unit_timeout and
+    elapsed_seconds (seconds)."""
     root = _check_dir(store_dir)
-    yield from _iter_outcomes(root, store_failure_files(root))
+    yield from _iter_outcomes(root, store_outcome_files(root, _outcome(status)))
 
 
-def iter_not_applicable(store_dir: str | Path) -> Iterator[dict[str, Any]]:
-    """Every unit its method declared not applicable (and not computed since). Keys: key,
-    status (``not_applicable``), unit, reason (one line: the cap and the option that lifts
-    it), error_type, config, run."""
-    root = _check_dir(store_dir)
-    yield from _iter_outcomes(root, store_not_applicable_files(root))
-
-
-def iter_timeouts(store_dir: str | Path) -> Iterator[dict[str, Any]]:
-    """Every unit stopped at its time limit (and not computed since). Keys: key, status
-    (``timed_out``), unit, error (one line), unit_timeout and elapsed_seconds (seconds),
-    config, run."""
-    root = _check_dir(store_dir)
-    yield from _iter_outcomes(root, store_timeout_files(root))
+def _outcome(status: Any) -> Status:
+    """``status`` as an unfinished outcome (a ValueError for anything else)."""
+    try:
+        outcome = Status(status)
+    except ValueError:
+        outcome = None
+    if outcome not in OUTCOMES:
+        raise ValueError(
+            f"{status!r} is no outcome of an unfinished unit; use one of "
+            f"{[str(o) for o in OUTCOMES]}"
+        )
+    return outcome
 
 
 def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -466,67 +446,30 @@ def _unit_row(record: dict[str, Any], **extra: Any) -> dict[str, Any]:
     }
 
 
-def load_failures(store_dir: str | Path) -> pd.DataFrame:
-    """One row per failed unit: dataset, noise and its prefixed parameter columns, method and
-    its prefixed parameter columns (as in results.csv), seed, split, error, unit_key,
-    traceback."""
-    rows = [
-        _unit_row(
-            failure,
-            error=failure.get("error"),
-            unit_key=failure.get("key"),
-            traceback=failure.get("traceback"),
-        )
-        for failure in iter_failures(store_dir)
-    ]
-    return pd.DataFrame(rows)
-
-
-def load_not_applicable(store_dir: str | Path) -> pd.DataFrame:
-    """One row per not-applicable unit: the identifying columns of :func:`load_failures`,
-    reason, unit_key."""
-    rows = [
-        _unit_row(record, reason=record.get("reason"), unit_key=record.get("key"))
-        for record in iter_not_applicable(store_dir)
-    ]
-    return pd.DataFrame(rows)
-
-
-def load_timeouts(store_dir: str | Path) -> pd.DataFrame:
-    """One row per timed-out unit: the identifying columns of :func:`load_failures`, error,
-    unit_timeout, elapsed_seconds, unit_key."""
-    rows = [
-        _unit_row(
-            record,
-            error=record.get("error"),
-            unit_timeout=record.get("unit_timeout"),
-            elapsed_seconds=record.get("elapsed_seconds"),
-            unit_key=record.get("key"),
-        )
-        for record in iter_timeouts(store_dir)
-    ]
-    return pd.DataFrame(rows)
-
-
 def load_unfinished(store_dir: str | Path) -> pd.DataFrame:
-    """One row per unit that did not finish, whatever the reason: the identifying columns of
-    :func:`load_failures`, status (``failed``, ``timed_out`` or ``not_applicable``), error
-    (the one-line error, timeout or reason), path (its store file) and unit_key."""
+    """One row per unit that did not finish, whatever the reason (failed, timed out, not
+    applicable, in that order): dataset, noise and its prefixed parameter columns, method
+    and its prefixed parameter columns (as in results.csv), seed, split, status, error (the
+    one-line error, timeout or reason), path (its store file), unit_key, and where the
+    outcome has them traceback (failed), unit_timeout and elapsed_seconds (timed out)."""
     root = _check_dir(store_dir)
-    kinds = (
-        ("failed", iter_failures, "error", store_failure_path),
-        ("timed_out", iter_timeouts, "error", store_timeout_path),
-        ("not_applicable", iter_not_applicable, "reason", store_not_applicable_path),
-    )
-    rows = [
-        _unit_row(
-            record,
-            status=status,
-            error=record.get(field),
-            path=str(path_of(root, record.get("key", ""))),
-            unit_key=record.get("key"),
-        )
-        for status, iterate, field, path_of in kinds
-        for record in iterate(root)
-    ]
+    rows = []
+    for status in OUTCOMES:
+        for record in iter_outcomes(root, status):
+            key = record.get("key", "")
+            extra = {
+                name: record[name]
+                for name in ("traceback", "unit_timeout", "elapsed_seconds")
+                if name in record
+            }
+            rows.append(
+                _unit_row(
+                    record,
+                    status=str(status),
+                    error=record.get("reason" if status == Status.NOT_APPLICABLE else "error"),
+                    path=str(store_outcome_path(root, key, status)),
+                    unit_key=key,
+                    **extra,
+                )
+            )
     return pd.DataFrame(rows)
