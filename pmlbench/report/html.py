@@ -682,8 +682,10 @@ def _bayes_section(report: Report) -> str:
 def _ranks_section(report: Report) -> str:
     return _section(
         "ranks-section",
-        "Average ranks across PML datasets",
-        "Friedman test over PML datasets with results for every method; ranks of the means "
+        "Average ranks across datasets",
+        "Friedman test over the blocks (one per "
+        f"{pairwise_tables.BLOCK_LABELS[report.options.blocks]}) with results for every "
+        "method; ranks of the means "
         f"over splits (1 = best), alpha {report.options.alpha:g}. The critical-difference "
         "diagrams below draw the same ranks.",
         '<div id="ranks"></div>',
