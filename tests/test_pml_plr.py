@@ -184,6 +184,14 @@ def test_inputs_perturbed_at_1e_15_move_the_result_by_rounding_only(name):
     assert relative_error(moved.C, base.C) < 1e-9
 
 
+def test_two_blas_threads_change_rounding_only():
+    c = case("genbase")
+    one, two = fitted("genbase"), c.model(blas_threads=2).fit(c.X_train, c.C_train)
+    assert one.diagnostics_["iterations"] == two.diagnostics_["iterations"]
+    assert relative_error(two.decision_function(c.X_test), one.decision_function(c.X_test)) < 1e-9
+    assert np.array_equal(two.predict(c.X_test), one.predict(c.X_test))
+
+
 def simplex_projection(v: np.ndarray) -> np.ndarray:
     """The exact Euclidean projection onto the simplex by sorting (Held et al. 1974)."""
     u = np.sort(v)[::-1]
