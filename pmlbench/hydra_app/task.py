@@ -31,6 +31,7 @@ from pmlbench.hydra_app.launchers import job_threads, runs_in_process
 from pmlbench.hydra_app.resolvers import register_resolvers
 from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, UNITS_FILE, read_units, tidy_records
 from pmlbench.runner.run import UnitsFailed, run_config
+from pmlbench.runner.status import Status
 from pmlbench.runner.store import ResultStore
 from pmlbench.runner.threads import limit_threads
 
@@ -54,25 +55,22 @@ def _describe(overrides: list[str], out_dir: Path) -> str:
     if not units:
         return text
     counts = Counter(u["status"] for u in units)
-    return (
-        text
-        + ": "
-        + ", ".join(f"{counts[s]} {label}" for s, label in STATUS_LABELS.items() if counts[s])
-    )
+    return text + ": " + ", ".join(f"{counts[s]} {s.label}" for s in LINE_STATUSES if counts[s])
 
 
-STATUS_LABELS = {
-    "computed": "computed",
-    "cached": "reused",  # from the result store: one word for it, sweeps and single runs
-    "failed": "failed",
-    "timed_out": "timed out",
-    "not_applicable": "n/a",
-}
+# the units.json statuses a job's line counts, in its order (labels: Status.label)
+LINE_STATUSES = (
+    Status.COMPUTED,
+    Status.CACHED,
+    Status.FAILED,
+    Status.TIMED_OUT,
+    Status.NOT_APPLICABLE,
+)
 
 
 def _not_applicable(out_dir: Path) -> None:
     """One line per not-applicable unit of the job, or one line when they share a reason."""
-    entries = [u for u in _units(out_dir) if u.get("status") == "not_applicable"]
+    entries = [u for u in _units(out_dir) if u.get("status") == Status.NOT_APPLICABLE]
     reasons = {str(u.get("reason")) for u in entries}
     if len(entries) > 1 and len(reasons) == 1:
         splits = ", ".join(str(u.get("split")) for u in entries)
@@ -263,7 +261,7 @@ def _report(
             print_message(tuned)
     print_message(f"results: {out_dir / RESULTS_FILE}")
     if not multirun:
-        cached = sum(u["status"] == "cached" for u in _units(out_dir))
+        cached = sum(u["status"] == Status.CACHED for u in _units(out_dir))
         if cached:
             print_message(
                 f"{cached} of {len(result.splits)} splits reused from the result store "
