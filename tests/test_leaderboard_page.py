@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "leaderboard.md"
 FIGURES = ROOT / "docs" / "leaderboard"
 ARCHIVE = ROOT / "docs" / "leaderboard-results.tar.xz"
+PENDING = ROOT / "docs" / "leaderboard-pending.md"
 MEMBER = re.compile(r"outputs/store/[0-9a-f]{32}(\.failed|\.na|\.timeout)?\.json")
 COMMAND_BLOCK = re.compile(r"This page was written by\s+```sh\n(.+?)\n```", re.S)
 
@@ -98,8 +99,28 @@ def _case_of(unit: dict) -> str:
     return natural[0] if natural else f"{dataset}_rate{float(unit['noise']['rate'])}"
 
 
-def test_the_archive_holds_every_unit_of_the_suite_once_finished_or_declined():
+# Methods that joined +experiment=suite after the archive's run: the page does not show them
+# yet and says so (docs/leaderboard-pending.md). Each must really be absent from the archive,
+# so this list empties when the suite runs again and the archive is replaced.
+ADDED_SINCE_ARCHIVE = ("pmndp", "pml_lenfn", "schirn", "pml_plr")
+
+
+def archived_suite_methods() -> list[str]:
+    """The suite's methods that the archive covers: all but :data:`ADDED_SINCE_ARCHIVE`."""
     methods = [m.strip() for m in suite_params()["method"].split(",")]
+    return [m for m in methods if m not in ADDED_SINCE_ARCHIVE]
+
+
+def test_methods_added_since_the_archive_are_in_the_suite_not_in_the_archive():
+    suite = [m.strip() for m in suite_params()["method"].split(",")]
+    archived = {c["unit"]["method"]["name"] for _, c in archived_units()}
+    for method in ADDED_SINCE_ARCHIVE:
+        assert method in suite and method not in archived, method
+        assert method in PENDING.read_text(encoding="utf-8"), method
+
+
+def test_the_archive_holds_every_unit_of_the_suite_once_finished_or_declined():
+    methods = archived_suite_methods()
     cases = suite_cases()
     n_splits = 5
     assert f"n_splits: {n_splits}" in SUITE_FILE.read_text()
@@ -139,7 +160,7 @@ def test_the_current_code_computes_the_archived_numbers(tmp_path):
     here until the suite is rerun and the page regenerated (docs/report.md)."""
     from tests.test_suite import CASE_KEY, _pmlbench
 
-    methods = suite_params()["method"]
+    methods = ",".join(archived_suite_methods())
     sweep = _pmlbench(
         tmp_path,
         "-m",
