@@ -43,6 +43,10 @@ BUILT_IN = (
     "pml_lrs",
     "nlr",
     "pml_ld",
+    "pmndp",
+    "pml_lenfn",
+    "schirn",
+    "pml_plr",
 )
 HEAVY = ("pml3er", "particle_map", "particle_vls")
 VARIANTS = {

@@ -32,6 +32,10 @@ METHODS = (
     "pml_ni",
     "pml_lrs",
     "lift",
+    "pmndp",
+    "pml_lenfn",
+    "schirn",
+    "pml_plr",
     "ext_ridge",
 )
 DATASETS = ("genbase", "medical")
