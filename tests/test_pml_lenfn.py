@@ -453,6 +453,16 @@ def test_default_cap_admits_and_refuses_the_measured_datasets():
     assert "set method.max_work=4.46e+11 (or null)" in model._refusal(3069, 6139, 39)
 
 
+def test_degenerate_training_sets_are_one_line_errors():
+    X_train, C_train, _, _ = data("synth")
+    with pytest.raises(PmlbenchError, match="at least 2 training instances .*got 1"):
+        PMLLENFN().fit(X_train[:1], C_train[:1])
+    copies = np.repeat(X_train[:3], 2, axis=0)  # every instance has an exact duplicate
+    with pytest.raises(PmlbenchError, match="exact duplicate") as error:
+        PMLLENFN().fit(copies, C_train[:6])
+    assert "\n" not in str(error.value)
+
+
 def test_wrong_feature_count_at_test_time():
     X_train, C_train, X_test, _ = data("synth")
     model = fitted("synth")

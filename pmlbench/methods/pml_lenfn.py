@@ -185,12 +185,17 @@ def enhance_labels(
     the distance products cannot move an instance in or out of a neighbourhood.
     """
     n, c = Y.shape
+    if n < 2:
+        raise PmlbenchError(
+            f"pml_lenfn needs at least 2 training instances (a similarity width from each "
+            f"instance's nearest other one), got {n}; use more training data"
+        )
     Yf = Y.astype(np.float64)
     distances = _Distances(X)
     nearest = np.empty(n)
     for start, stop, D in distances.blocks():
         D[np.arange(stop - start), np.arange(start, stop)] = np.inf
-        nearest[start:stop] = D.min(axis=1) if n > 1 else 0.0
+        nearest[start:stop] = D.min(axis=1)
     # knn_S.m: the second smallest distance of each row (the first is the row's own 0)
     width = float(nearest.sum() / n)
     if not width > 0:
