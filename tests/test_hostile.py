@@ -141,8 +141,10 @@ def plugin_env(root: Path) -> dict[str, str]:
     info = root / "pmlbench_hostile-0.1.dist-info"
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pmlbench-hostile\nVersion: 0.1\n")
+    (root / "hostile_import.py").write_text("import sys\nsys.exit(0)\n")
     (info / "entry_points.txt").write_text(
         "[pmlbench.methods]\nhostile = hostile_plugins:Hostile\n"
+        "exits_on_import = hostile_import:Nothing\n"
     )
     path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
     return {**os.environ, "PYTHONPATH": path}
@@ -208,10 +210,12 @@ def test_sys_exit_fails_the_unit_in_process_too(tmp_path, monkeypatch):
         run.run_config(config, tmp_path / "run", quiet=True, store=ResultStore(tmp_path / "s"))
 
 
-def test_a_sweep_goes_on_past_plugins_that_end_the_process(tmp_path, hostile_env):
+@pytest.mark.parametrize("launcher", [[], ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]])
+def test_a_sweep_goes_on_past_plugins_that_end_the_process(tmp_path, hostile_env, launcher):
     done = pmlbench(
         tmp_path,
         "-m",
+        *launcher,
         "method=hostile",
         "method.how=exit0,os_exit,segfault,none",
         "dataset=genbase",
@@ -227,6 +231,16 @@ def test_a_sweep_goes_on_past_plugins_that_end_the_process(tmp_path, hostile_env
     assert out.count("ended without a result") == 2
     assert "Fatal Python error" not in out and "Traceback" not in out
     assert (tmp_path / "sweep" / "3_hostile_genbase" / "results.csv").is_file()
+
+
+def test_a_plugin_that_exits_on_import_is_named(tmp_path, hostile_env):
+    args = ["dataset=genbase", "protocol.n_splits=1", "cache_dir=null", "quiet=true"]
+    done = pmlbench(tmp_path, "method=exits_on_import", *args, env=hostile_env)
+    assert done.returncode != 0
+    assert "method plugin 'exits_on_import'" in done.stdout + done.stderr
+    assert "failed to import (SystemExit: 0)" in done.stdout + done.stderr
+    other = pmlbench(tmp_path, "method=mlknn", *args, env=hostile_env)  # others still run
+    assert other.returncode == 0, other.stdout + other.stderr
 
 
 @pytest.mark.parametrize("how", ["exit0", "os_exit", "segfault"])

@@ -39,7 +39,8 @@ class PluginInfo:
         """Import the plugin object; an import failure becomes a PluginError naming the plugin."""
         try:
             return self.entry_point.load()
-        except Exception as exc:  # any import-time failure of third-party code
+        except (Exception, SystemExit) as exc:  # any import-time failure of third-party code
+            # (sys.exit at import time too: it would end pmlbench silently with its status)
             raise PluginError(
                 f"{self.kind} plugin {self.name!r} from distribution {self.distribution!r} "
                 f"failed to import ({type(exc).__name__}: {exc}); fix or uninstall that package"
