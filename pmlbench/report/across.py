@@ -1,4 +1,4 @@
-"""Tests across PML datasets: Friedman with post-hoc tests, and Wilcoxon against the reference.
+"""Tests across datasets: Friedman with post-hoc tests, and Wilcoxon against the reference.
 
 A block is a dataset (``blocks="dataset"``, the default: the mean over the noise levels
 and splits the compared methods all have, so that a dataset at three noise rates counts once)
@@ -188,7 +188,7 @@ def _pairs_across_datasets(prepared: Prepared, reference: str, blocks: str = "le
 def wilcoxon_tests(
     prepared: Prepared, reference: str, alpha: float, correction: str, blocks: str = "level"
 ) -> pd.DataFrame:
-    """Signed-rank test of the reference against each method per metric across PML datasets;
+    """Signed-rank test of the reference against each method per metric across datasets;
     with ``correction="holm"`` all these tests form one family."""
     rows = []
     for metric, baseline, pair in _pairs_across_datasets(prepared, reference, blocks):

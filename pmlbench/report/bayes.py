@@ -287,7 +287,7 @@ def to_latex(bayes: BayesianResults, prepared: Prepared, digits: int = 3) -> str
                 [(None, [[latex_escape(c) for c in row] for row in across_rows(bayes, digits)])],
                 "llrrrrrl",
                 caption=latex_escape(
-                    f"Bayesian signed-rank test of {bayes.reference} across PML datasets "
+                    f"Bayesian signed-rank test of {bayes.reference} across datasets "
                     f"(ROPE ±{bayes.rope:g})."
                 ),
                 label="tab:bayes-across",

@@ -427,7 +427,7 @@ def summary_markdown(report: Report) -> str:
         lines.append("\nNo reference method given: pass --reference METHOD for win/tie/loss.")
     reference = report.comparisons.reference if report.comparisons is not None else None
     if report.ranks:
-        lines.append("\n## Ranks across PML datasets\n")
+        lines.append("\n## Ranks across datasets\n")
         lines += summary.rank_sentences(
             report.ranks, options.alpha, options.posthoc, reference, report.pairwise
         )

@@ -128,7 +128,7 @@ def wilcoxon_sentences(wilcoxon: pd.DataFrame, reference: str, alpha: float) -> 
         wins = [metric_name(m) for m in rows.loc[rows["outcome"] == "win", "metric"]]
         losses = [metric_name(m) for m in rows.loc[rows["outcome"] == "loss", "metric"]]
         lines.append(
-            f"- {reference} vs {baseline} across PML datasets (Wilcoxon signed-rank, "
+            f"- {reference} vs {baseline} across datasets (Wilcoxon signed-rank, "
             f"alpha {alpha:g}): significantly better in {len(wins)} of {len(rows)} "
             f"metrics{' (' + ', '.join(wins) + ')' if wins else ''}, significantly "
             f"worse in {len(losses)}{' (' + ', '.join(losses) + ')' if losses else ''}."
@@ -169,7 +169,7 @@ def bayesian_sentences(bayes: BayesianResults) -> list[str]:
                 )
             ]
             text += (
-                f"; across PML datasets (signed-rank test) {', '.join(parts)} and undecided "
+                f"; across datasets (signed-rank test) {', '.join(parts)} and undecided "
                 f"in {undecided} of {len(across)} metrics"
             )
         lines.append(text + ".")
