@@ -37,6 +37,7 @@ from pmlbench.runner.format import (
     read_units,
     store_record_path,
 )
+from pmlbench.runner.status import OUTCOMES, Status
 
 RUN_MARKERS = (RUN_RECORD_FILE, HYDRA_DIR)
 REQUIRED_COLUMNS = (
@@ -51,7 +52,7 @@ REQUIRED_COLUMNS = (
 )
 FAILURE_COLUMNS = ["path", "unit", "error", "status"]
 # units.json statuses of units that produced no results, listed with the failures
-UNFINISHED_STATUSES = ("failed", "timed_out", "not_applicable")
+UNFINISHED_STATUSES = tuple(str(status) for status in OUTCOMES)  # as units.json spells them
 
 
 @dataclass
@@ -121,7 +122,7 @@ def _damaged_rows(damaged: list) -> pd.DataFrame:
                 "path": str(item.path),
                 "unit": f"store file {Path(item.path).name}",
                 "error": f"damaged: {item.problem} ({advice})",
-                "status": "damaged",
+                "status": str(Status.DAMAGED),
             }
         )
     return pd.DataFrame(rows)
@@ -170,7 +171,7 @@ def read_unit_log(run_dir: Path) -> list[dict[str, str]]:
                 "path": str(path),
                 "unit": run_dir.name,
                 "error": f"unreadable: {exc}",
-                "status": "failed",
+                "status": str(Status.FAILED),
             }
         ]
     return [

@@ -11,8 +11,9 @@ import pandas as pd
 from pmlbench.protocol.experiment import NATURAL_NOISE
 from pmlbench.report.prepare import Prepared, format_value, is_missing
 from pmlbench.runner.format import NOISE_PREFIX, PARAM_PREFIX, columns_with_prefix
+from pmlbench.runner.status import Status
 
-STATUS_NOT_APPLICABLE = "not_applicable"
+STATUS_NOT_APPLICABLE = str(Status.NOT_APPLICABLE)
 UNFINISHED_COLUMNS = ["dataset", "level", "method", "split", "status", "error", "unit", "file"]
 
 
@@ -91,7 +92,7 @@ def place_unfinished(
                 "level": level,
                 "method": label,
                 "split": None if is_missing(split) else int(split),
-                "status": str(row.get("status") or "failed"),
+                "status": str(row.get("status") or Status.FAILED),
                 "error": str(row.get("error", "")),
                 "unit": str(row.get("unit", "")),
                 "file": Path(str(row.get("path", ""))).name,
