@@ -188,16 +188,20 @@ def test_matrix_in_terminal_markdown_html_and_options(sweep, tmp_path, capsys):
         ReportOptions(blocks="noise")
 
 
+def _cd_text(written: list[Path]) -> str:
+    """The CD diagram's SVG and, where the report writes them, the figures' captions."""
+    names = ("cd_average_precision.svg", "captions.md")
+    return "\n".join(p.read_text() for p in written if p.name in names)
+
+
 def test_cd_diagram_title_names_the_test(sweep, tmp_path):
     pytest.importorskip("matplotlib")
     report = build_report([sweep], ReportOptions(html=False))
-    written = write_report(report, tmp_path / "wilcoxon")
-    svg = next(p for p in written if p.name == "cd_average_precision.svg").read_text()
-    assert "pairwise Wilcoxon signed-rank, Holm" in svg
+    text = _cd_text(write_report(report, tmp_path / "wilcoxon"))
+    assert "pairwise Wilcoxon signed-rank, Holm" in text
     report = build_report([sweep], ReportOptions(html=False, posthoc="nemenyi"))
-    written = write_report(report, tmp_path / "nemenyi")
-    svg = next(p for p in written if p.name == "cd_average_precision.svg").read_text()
-    assert "depends on the pool of methods" in svg
+    text = _cd_text(write_report(report, tmp_path / "nemenyi"))
+    assert "depends on the pool of methods" in text
 
 
 # ---------------------------------------------------------------- hierarchical Bayesian model
