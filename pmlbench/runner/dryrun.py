@@ -37,9 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from pmlbench.core.atomic import atomic_write_text
+from pmlbench.protocol.experiment import prepare
 from pmlbench.runner.format import DRY_RUN_FILE, from_json, to_json
+from pmlbench.runner.run import UnitRunner, retries_timeout, spec_from_config
 from pmlbench.runner.status import Status
 from pmlbench.runner.store import ResultStore, iter_records
+from pmlbench.runner.timeout import check_unit_timeout
+from pmlbench.runner.units import canonical_json, unit_description, unit_keys
 
 # store states, in the order the summary names them
 STATES = (Status.DONE, Status.FAILED, Status.NOT_APPLICABLE, Status.TIMED_OUT, Status.MISSING)
@@ -97,11 +101,6 @@ def plan_job(
     The config is checked as a run checks it (experiment settings, plugin parameters,
     ``unit_timeout``), so a dry run fails where the run would fail before any work.
     """
-    from pmlbench.protocol.experiment import prepare
-    from pmlbench.runner.run import UnitRunner, retries_timeout, spec_from_config
-    from pmlbench.runner.timeout import check_unit_timeout
-    from pmlbench.runner.units import canonical_json, unit_description, unit_keys
-
     spec = spec_from_config(config)
     limit = check_unit_timeout(unit_timeout)
     plugins = prepare(spec)
@@ -184,8 +183,6 @@ class TimingIndex:
 
     @classmethod
     def from_records(cls, records: Iterable[dict[str, Any]]) -> TimingIndex:
-        from pmlbench.runner.units import canonical_json
-
         pairs: dict[tuple[str, str], list[float]] = defaultdict(list)
         methods: dict[str, list[tuple[float, float]]] = defaultdict(list)
         sizes: dict[str, float] = {}

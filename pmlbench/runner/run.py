@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pmlbench.core.console import split_progress
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.protocol.experiment import (
     NATURAL_NOISE,
@@ -40,6 +41,7 @@ from pmlbench.protocol.experiment import (
     run_experiment,
 )
 from pmlbench.runner.format import UNITS_FILE, tidy_records, write_units
+from pmlbench.runner.outputs import clear_results, git_commit, package_versions, write_results
 from pmlbench.runner.status import UNFINISHED, Status
 from pmlbench.runner.store import ResultStore, run_metadata
 from pmlbench.runner.timeout import (
@@ -52,6 +54,7 @@ from pmlbench.runner.timeout import (
     tree_cpu_seconds,
 )
 from pmlbench.runner.unit_warnings import capture as capture_warnings
+from pmlbench.runner.units import unit_description, unit_keys
 
 
 def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
@@ -170,8 +173,6 @@ class UnitRunner:
 
     def meta(self) -> dict[str, Any]:
         if self._meta is None:
-            from pmlbench.runner.outputs import git_commit, package_versions
-
             self._meta = {"versions": package_versions(), "git_commit": git_commit()}
         return self._meta
 
@@ -292,8 +293,6 @@ class UnitRunner:
         """The store record of a unit, whatever its outcome: schema, key, status and the
         unit's description, then ``fields``, the resolved config and the run's metadata
         (host, time, versions, git commit; ``run`` adds to it)."""
-        from pmlbench.runner.units import unit_description
-
         return {
             "schema": 1,
             "key": key,
@@ -426,9 +425,6 @@ def run_config(
     ``isolate`` each unit is computed in a child process even without a limit, so that plugin
     code that ends or crashes the process fails only its unit.
     """
-    from pmlbench.core.console import split_progress
-    from pmlbench.runner.outputs import clear_results, write_results
-    from pmlbench.runner.units import unit_keys
 
     out_dir = Path(out_dir)
     spec = spec_from_config(config)

@@ -69,6 +69,7 @@ from pmlbench.runner.format import (
     to_json,
 )
 from pmlbench.runner.status import OUTCOMES, Status
+from pmlbench.runner.units import content_key
 
 
 def run_metadata(run_dir: str | Path | None = None) -> dict[str, Any]:
@@ -226,8 +227,6 @@ def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None
     be those of that unit's split with each of its metrics exactly once and a number each;
     with ``strict`` (a run about to reuse the record) the per-split details must agree too.
     """
-    from pmlbench.runner.units import content_key
-
     if not isinstance(record, dict):
         return f"holds {_describe(record)}, not a unit record"
     if record.get("status") != "done":
@@ -390,8 +389,6 @@ def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Unit records without those superseded by a newer record of the same unit computed by
     other code or from other file contents, or under an older key schema (the descriptions
     differ only in ``code``, ``files`` or ``schema``)."""
-    from pmlbench.runner.units import content_key
-
     newest: dict[str, dict[str, Any]] = {}
     for record in records:
         unit = {
