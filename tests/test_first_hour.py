@@ -378,3 +378,48 @@ def test_warnings_are_recorded_per_unit_and_summarised_once_per_kind(tmp_path):
     lines = [ln for ln in sweep.stdout.splitlines() if ln.startswith("warning: ")]
     assert len(lines) == 2, sweep.stdout
     assert "ConvergenceWarning x36 in 2 units" in " ".join(lines)  # the 2 computed units
+
+
+# --------------------------------------------------------------------------- item 8
+
+
+def _png_dpi(path: Path) -> float:
+    """The resolution a PNG declares (its pHYs chunk, pixels per metre), in dots per inch."""
+    import struct
+
+    data = path.read_bytes()
+    at = data.index(b"pHYs")
+    x, _, unit = struct.unpack(">IIB", data[at + 4 : at + 13])
+    assert unit == 1  # metres
+    return x * 0.0254
+
+
+def test_figures_come_as_pdf_svg_and_300_dpi_png_with_captions_outside(reruns, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "report"
+    proc = pmlbench(reruns["root"], "report", str(reruns["runs"] / "a"), "--out", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    stem = "noise_average_precision"
+    for suffix in (".svg", ".pdf", ".png"):
+        assert (out / "plots" / f"{stem}{suffix}").is_file(), suffix
+    assert (out / "plots" / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
+    assert round(_png_dpi(out / "plots" / f"{stem}.png")) == 300
+    captions = (out / "plots" / "captions.md").read_text(encoding="utf-8")
+    caption = "Average precision against the noise level"
+    assert f"## {stem}" in captions and caption in captions
+    assert f"`{stem}.pdf`" in captions
+    assert caption in (out / "report.html").read_text(encoding="utf-8")
+    assert caption not in (out / "plots" / f"{stem}.svg").read_text(encoding="utf-8")
+
+
+def test_a_cd_diagram_carries_no_title(tmp_path):
+    pytest.importorskip("matplotlib")
+    from pmlbench.report.plots import cd_diagram
+
+    title = "Average precision: average ranks over 9 datasets"
+    (svg, *_) = cd_diagram(
+        ["a", "b", "c"], [1.2, 2.0, 2.8], 1.1, [("a", "b")], title, tmp_path, "cd"
+    )
+    text = svg.read_text(encoding="utf-8")
+    assert "CD = 1.10" in text and "a (1.20)" in text
+    assert "average ranks over" not in text

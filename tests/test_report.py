@@ -360,6 +360,9 @@ def test_plots_cd_noise_and_sensitivity(multirun, tmp_path):
     svg = (tmp_path / "r" / "plots" / "cd_average_precision.svg").read_text()
     # bars from the pairwise Wilcoxon-Holm tests by default: no Nemenyi CD bar
     assert "CD = " not in svg and "ref" in svg
+    # the figure carries no title: its caption (which test decides the bars) is beside it
+    captions = (tmp_path / "r" / "plots" / "captions.md").read_text()
+    assert "Wilcoxon" in captions and "Wilcoxon" not in svg
     options = ReportOptions(metrics=["average_precision"], posthoc="nemenyi")
     write_report(build_report([multirun], options), tmp_path / "n")
     svg = (tmp_path / "n" / "plots" / "cd_average_precision.svg").read_text()

@@ -545,10 +545,17 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
     draw = report.options.plots and plots.have_matplotlib()
     figures = draw_figures(report, out / "plots") if draw else []
     written += figures
+    captions = figure_captions(report, figures)
+    if captions:
+        written.append(_write_text(captions_markdown(captions, figures), out / "plots" / CAPTIONS))
     if report.options.html:
         written.append(
             html_page.write_html(
-                report, out / html_page.HTML_FILE, summary=summary_markdown(report), figures=figures
+                report,
+                out / html_page.HTML_FILE,
+                summary=summary_markdown(report),
+                figures=figures,
+                captions=captions,
             )
         )
     return replace_previous(out, written)  # an earlier report's other files go
@@ -582,12 +589,65 @@ def write_parquet(records: pd.DataFrame, path: Path) -> Path:
 
 
 def draw_figures(report: Report, out_dir: Path) -> list[Path]:
-    """CD diagrams, noise curves and sensitivity curves (SVG and PNG)."""
+    """CD diagrams, noise curves and sensitivity curves (SVG, PDF and PNG, no titles: see
+    :func:`figure_captions`)."""
     paths = cd_figures(report, out_dir)
     paths += plots.noise_curves(report.prepared, report.table2, out_dir)
     sweeps = plots.sensitivity_params(report.prepared, report.options.sensitivity)
     paths += plots.sensitivity_curves(report.prepared, sweeps, out_dir)
     return paths
+
+
+CAPTIONS = "captions.md"
+
+
+def cd_caption(report: Report, metric: str) -> str:
+    """The caption of metric ``metric``'s critical-difference diagram."""
+    r = report.ranks[metric]
+    unit = "datasets" if report.options.blocks == "dataset" else "PML datasets"
+    return (
+        f"{metric_name(metric)}: average ranks over {r.friedman.n_blocks} {unit} (best to the "
+        f"left); bars join methods not significantly different "
+        f"({posthoc_name(report.options.posthoc)}, alpha {report.options.alpha:g})"
+    )
+
+
+def figure_captions(report: Report, figures: Iterable[Path]) -> dict[str, str]:
+    """Caption by figure (file stem): the figures carry no title, so that a paper sets its
+    own; the page shows these and ``plots/captions.md`` lists them."""
+    captions: dict[str, str] = {}
+    metrics = sorted(report.prepared.metrics, key=len, reverse=True)
+    for stem in dict.fromkeys(Path(f).stem for f in figures):
+        metric = next((m for m in metrics if stem.endswith("_" + m)), None)
+        if metric is None:
+            continue
+        name = metric_name(metric)
+        if stem == f"cd_{metric}" and metric in report.ranks:
+            captions[stem] = cd_caption(report, metric)
+        elif stem == f"noise_{metric}":
+            captions[stem] = (
+                f"{name} against the noise level: one panel per dataset, one line per method "
+                "(mean ± std over splits)"
+            )
+        elif stem.startswith("sensitivity_"):
+            method, _, param = stem[len("sensitivity_") : -len(metric) - 1].partition("_")
+            captions[stem] = (
+                f"{name} of {method} against its parameter {param} (mean over splits), one "
+                "line per dataset, one panel per noise level"
+            )
+    return captions
+
+
+def captions_markdown(captions: dict[str, str], figures: Iterable[Path]) -> str:
+    """``plots/captions.md``: each figure's files and caption."""
+    files: dict[str, list[str]] = {}
+    for path in figures:
+        files.setdefault(Path(path).stem, []).append(Path(path).name)
+    lines = ["# Figures", ""]
+    for stem, caption in captions.items():
+        names = ", ".join(f"`{n}`" for n in sorted(files.get(stem, [])))
+        lines += [f"## {stem}", "", f"{caption}.", "", f"Files: {names}", ""]
+    return "\n".join(lines)
 
 
 def posthoc_name(posthoc: str) -> str:
@@ -609,7 +669,6 @@ def cd_figures(
 
     paths: list[Path] = []
     posthoc = report.options.posthoc
-    unit = "datasets" if report.options.blocks == "dataset" else "PML datasets"
     for metric, r in report.ranks.items():
         if posthoc == "wilcoxon" and report.pairwise is not None:
             pairs = report.pairwise[report.pairwise["metric"] == metric]
@@ -627,11 +686,7 @@ def cd_figures(
                 r.friedman.average_ranks,
                 lambda a, b, d=different: frozenset((a, b)) in d,
             )
-        title = (
-            f"{metric_name(metric)}: average ranks over {r.friedman.n_blocks} {unit}\n"
-            f"bars join methods not significantly different ({posthoc_name(posthoc)}, "
-            f"alpha {report.options.alpha:g})"
-        )
+        title = cd_caption(report, metric)
         paths += plots.cd_diagram(
             r.friedman.methods,
             r.friedman.average_ranks,

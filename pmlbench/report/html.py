@@ -22,7 +22,7 @@ import shlex
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,10 +66,12 @@ def write_html(
     summary: str,
     figures: Sequence[Path] = (),
     command: Sequence[str] | None = None,
+    captions: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``report.html`` (atomically) and return its path; see :func:`render_html`."""
     path = Path(path)
-    atomic_write_text(path, render_html(report, summary=summary, figures=figures, command=command))
+    page = render_html(report, summary=summary, figures=figures, command=command, captions=captions)
+    atomic_write_text(path, page)
     return path
 
 
@@ -79,6 +81,7 @@ def render_html(
     summary: str,
     figures: Sequence[Path] = (),
     command: Sequence[str] | None = None,
+    captions: Mapping[str, str] | None = None,
 ) -> str:
     """The page's text.
 
@@ -87,6 +90,7 @@ def render_html(
         summary: the plain-language summary (Markdown, as summary.md).
         figures: figure files written by the report (SVG preferred over PNG of the same name).
         command: the command line that made the report (default: ``sys.argv``).
+        captions: caption by figure file stem (the figures carry no title).
     """
     from pmlbench import __version__
 
@@ -139,7 +143,7 @@ def render_html(
                 _section("disambiguation-section", "Disambiguation (training part)", "", body),
             )
         )
-    figure_html = _figures_section(figures, p.metrics)
+    figure_html = _figures_section(figures, p.metrics, captions or {})
     if figure_html:
         sections.append(("figures", "Figures", figure_html))
     sections += [
@@ -702,7 +706,9 @@ def _figure_metric(stem: str, metrics: Sequence[str]) -> str | None:
     return max(matches, key=len) if matches else None
 
 
-def _figures_section(figures: Sequence[Path], metrics: Sequence[str]) -> str:
+def _figures_section(
+    figures: Sequence[Path], metrics: Sequence[str], captions: Mapping[str, str]
+) -> str:
     """Figures grouped by kind, one per file stem (SVG preferred), embedded as data: URIs."""
     chosen: dict[Path, Path] = {}
     for path in figures:
@@ -725,7 +731,9 @@ def _figures_section(figures: Sequence[Path], metrics: Sequence[str]) -> str:
         groups.setdefault(kind, []).append(
             f'<figure data-metric="{_e(metric or "")}" data-kind="{_e(kind)}">'
             f'<img src="{_data_uri(path)}" alt="{_e(caption)}: {_e(what)}" loading="eager">'
-            f"<figcaption>{_e(caption)}: {_e(what)} <code>{_e(path.name)}</code></figcaption>"
+            f"<figcaption>{_e(caption)}: {_e(what)} <code>{_e(path.name)}</code>"
+            + (f"<br>{_e(captions[stem.name])}" if stem.name in captions else "")
+            + "</figcaption>"
             "</figure>"
         )
     if not groups:

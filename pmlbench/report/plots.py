@@ -1,4 +1,6 @@
-"""Figures (matplotlib, the optional ``plots`` extra), each written as SVG and PNG.
+"""Figures (matplotlib, the optional ``plots`` extra), each written as SVG, PDF and PNG (300
+dpi), with no title drawn in: a figure's caption is in the report's page and in
+``plots/captions.md`` (pmlbench.report.build.figure_captions), where a paper can take it.
 
 - critical-difference diagram per metric (Demšar, 2006, Fig. 1): methods on an average-rank
   axis (best to the left), the Nemenyi critical difference, and thick bars joining methods
@@ -26,7 +28,8 @@ from pmlbench.errors import PmlbenchError
 from pmlbench.report.prepare import PARAM_PREFIX, Prepared
 from pmlbench.report.render import arrow, metric_name
 
-FORMATS = ("svg", "png")
+FORMATS = ("svg", "pdf", "png")
+PNG_DPI = 300  # print resolution
 
 
 MISSING_MATPLOTLIB = (
@@ -72,8 +75,11 @@ def _save(fig, out_dir: Path, stem: str, formats: tuple[str, ...] = FORMATS) -> 
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "pmlbench"}):
         for fmt in formats:
             path = out_dir / f"{stem}.{fmt}"
+            # no creation date: the same figure is the same file
             metadata = {"Date": None} if fmt == "svg" else None
-            fig.savefig(path, format=fmt, dpi=120, metadata=metadata)
+            if fmt == "pdf":
+                metadata = {"CreationDate": None}
+            fig.savefig(path, format=fmt, dpi=PNG_DPI, metadata=metadata)
             paths.append(path)
     return paths
 
@@ -88,7 +94,10 @@ def cd_diagram(
     stem: str,
     formats: tuple[str, ...] = FORMATS,
 ) -> list[Path]:
-    """Critical-difference diagram: rank axis, CD bar, non-significance bars, method labels."""
+    """Critical-difference diagram: rank axis, CD bar, non-significance bars, method labels.
+
+    ``title`` is the figure's caption; it is not drawn (the page and captions.md show it).
+    """
     names = list(names)
     ranks = np.asarray(average_ranks, dtype=np.float64)
     k = len(names)
@@ -142,7 +151,6 @@ def cd_diagram(
                 fontsize=9,
                 clip_on=False,
             )
-    fig.suptitle(title, fontsize=9)
     return _save(fig, out_dir, stem, formats)
 
 
