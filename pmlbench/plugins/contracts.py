@@ -81,6 +81,10 @@ METHOD_HOOKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
         "an n_train x labels numeric array (set by fit)",
         lambda v: isinstance(v, np.ndarray) and v.ndim == 2 and np.issubdtype(v.dtype, np.number),
     ),
+    "machine_dependent": (
+        "a non-empty string saying why the default numbers depend on the BLAS kernel",
+        lambda v: isinstance(v, str) and bool(v.strip()),
+    ),
 }
 
 
