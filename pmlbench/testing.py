@@ -205,6 +205,18 @@ def _parameters(kind: str, obj: Any, overrides: Mapping[str, Any]) -> dict[str, 
     return params
 
 
+def _require_constraints(info: PluginInfo, obj: Any, params: Mapping[str, Any]) -> None:
+    """Every constructor parameter of a method has declared constraints, as the built-in
+    methods' have: a bad ``method.<param>`` then stops a run in one line before any work."""
+    missing = sorted(set(params) - set(declared_constraints(obj)))
+    if missing:
+        example = f"{{{missing[0]!r}: [Interval(int, 1, None)]}}"
+        raise PluginError(
+            f"{info.label} declares no constraint for parameter(s) {missing}; add each to "
+            f"its parameter_constraints, e.g. {example} (see pmlbench.plugin)"
+        )
+
+
 def _listing(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
@@ -245,6 +257,7 @@ class _MethodChecks(_Checks):
         if inspect.isclass(obj):
             method_node(info.name, obj)
             params = _parameters("method", obj, self.overrides)
+            _require_constraints(info, obj, params)
             validate_parameters(params, declared_constraints(obj), prefix="method")
             with contracts.plugin_call(info, "construction"):
                 self.estimator = obj(**params)
@@ -252,6 +265,7 @@ class _MethodChecks(_Checks):
             method_node(info.name, type(obj))
             get_params = getattr(obj, "get_params", None)
             params = get_params(deep=False) if callable(get_params) else {}
+            _require_constraints(info, obj, params)
             validate_parameters(params, declared_constraints(obj), prefix="method")
             self.estimator = obj
         contracts.check_method_api(info, self.estimator)

@@ -20,6 +20,7 @@ import pytest
 from pmlbench import testing
 from pmlbench.cli.commands.check_plugin import main
 from pmlbench.errors import PluginError, PmlbenchError
+from pmlbench.plugin import Interval
 from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
 from pmlbench.testing import PluginCheckError, plugin_checks, run_checks
@@ -29,10 +30,12 @@ DIST = "pmlbench-broken"
 MODULE = """
 import numpy as np
 from sklearn.base import BaseEstimator
-from pmlbench.plugin import Metric
+from pmlbench.plugin import Interval, Metric
 
 
 class _Base(BaseEstimator):
+    parameter_constraints = {"k": [Interval(int, 1, None)]}
+
     def __init__(self, k: int = 3):
         self.k = k
 
@@ -292,6 +295,8 @@ def test_unknown_parameters_are_the_callers_mistake(broken_dist):
 class _Hooked:
     """A minimal method whose hooks the tests below set."""
 
+    parameter_constraints = {"k": [Interval(int, 1, None)]}
+
     def __init__(self, k: int = 3):
         self.k = k
 
@@ -335,6 +340,17 @@ def test_hooks_of_the_wrong_type_are_flagged(broken_dist, hook, value, check, me
     assert list(failed) == [check], failed
     assert "method plugin 'BadHooks' (distribution '<unregistered>')" in failed[check]
     assert message in failed[check]
+
+
+def test_a_parameter_without_constraints_is_flagged(broken_dist):
+    """check_method requires a constraint for every constructor parameter, as the built-in
+    methods declare them (a class and a configured instance alike)."""
+    method = type("Unconstrained", (_Hooked,), {"parameter_constraints": {}})
+    failed = {r.id: r.detail for r in run_checks("method", method).failed}
+    assert list(failed) == ["builds"], failed
+    assert "declares no constraint for parameter(s) ['k']" in failed["builds"]
+    with pytest.raises(PluginCheckError, match=r"parameter\(s\) \['k'\]"):
+        testing.check_method(method(k=2))
 
 
 def test_unknown_names_get_a_suggestion(broken_dist):

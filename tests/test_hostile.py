@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from pmlbench.api import compose_config
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.methods.external import ExternalCommand
+from pmlbench.plugin import Options, Type
 from pmlbench.runner.status import Status
 
 # An external program that sleeps (so that parallel calls overlap) and then scores every
@@ -114,10 +115,16 @@ import os
 import sys
 
 from pmlbench.methods.mlknn import MLkNN
+from pmlbench.plugin import Options
 
 
 class Hostile(MLkNN):
     """ML-kNN whose fit ends the process the way ``how`` says (fits normally with "none")."""
+
+    parameter_constraints = {
+        **MLkNN.parameter_constraints,
+        "how": [Options(("none", "exit0", "os_exit", "segfault"))],
+    }
 
     def __init__(self, k=10, s=1.0, how="none"):
         super().__init__(k, s)
@@ -581,6 +588,11 @@ def test_a_metric_returning_no_real_number_is_named(returned, message):
 
 class _OddScores:
     """A method whose scores come in the form ``kind`` names (sparse, list or complex)."""
+
+    parameter_constraints = {
+        "kind": [Options(("dense", "sparse", "list", "complex"))],
+        "diagnostics": [None, Type(dict)],
+    }
 
     def __init__(self, kind: str = "dense", diagnostics=None):
         self.kind, self.diagnostics = kind, diagnostics
