@@ -11,12 +11,12 @@ not write again. Files the report never wrote (a user's notes) are never touched
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from pmlbench.core.atomic import atomic_write_text
+from pmlbench.runner.format import from_json, to_json
 
 MANIFEST = ".pmlbench_report.json"
 
@@ -24,8 +24,8 @@ MANIFEST = ".pmlbench_report.json"
 def _listed(out: Path) -> list[str]:
     """The relative paths the previous report's manifest lists (none when unreadable)."""
     try:
-        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = from_json((out / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return []
     files = data.get("files") if isinstance(data, dict) else None
     return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
@@ -48,5 +48,5 @@ def replace_previous(out_dir: str | Path, written: Iterable[Path]) -> list[Path]
         path = _inside(out, name)
         if path is not None and path.is_file() and not path.is_symlink():
             path.unlink(missing_ok=True)
-    atomic_write_text(out / MANIFEST, json.dumps({"files": names}, indent=1))
+    atomic_write_text(out / MANIFEST, to_json({"files": names}))
     return written
