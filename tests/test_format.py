@@ -18,6 +18,7 @@ from pmlbench.protocol.experiment import (
     load_metrics,
 )
 from pmlbench.runner import format as fmt
+from pmlbench.runner.outputs import tidy_records
 from pmlbench.runner.status import Status
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pmlbench"
@@ -119,11 +120,11 @@ def _result(noise_name: str) -> ExperimentResult:
 def test_tidy_records_have_the_results_csv_columns_in_order():
     with open(GOLDEN / "run_mlknn_genbase.csv", newline="") as handle:
         golden_columns = next(csv.reader(handle))
-    records = fmt.tidy_records(_result("uniform"))
+    records = tidy_records(_result("uniform"))
     assert list(records.columns) == [*golden_columns, "fit_seconds", "predict_seconds"]
     assert records["tuned"].tolist() == ["k=5;s=1.0"] * 2
     assert records["higher_is_better"].tolist() == [True, False]
-    natural = fmt.tidy_records(_result(NATURAL_NOISE))
+    natural = tidy_records(_result(NATURAL_NOISE))
     assert not fmt.columns_with_prefix(natural.columns, fmt.NOISE_PREFIX)
 
 

@@ -19,7 +19,7 @@ from pmlbench.core import workcache as cache
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
 from pmlbench.protocol.experiment import ExperimentSpec
-from pmlbench.runner.format import tidy_records
+from pmlbench.runner.outputs import tidy_records
 from pmlbench.runner.run import UnitsFailed, run_config, spec_from_config
 from pmlbench.runner.status import Status
 from pmlbench.runner.store import (

@@ -29,7 +29,8 @@ from pmlbench.hydra_app.config_tree import config_to_dict
 from pmlbench.hydra_app.directories import naming_key
 from pmlbench.hydra_app.launchers import job_threads, runs_in_process
 from pmlbench.hydra_app.resolvers import register_resolvers
-from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, UNITS_FILE, read_units, tidy_records
+from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, UNITS_FILE, read_units
+from pmlbench.runner.outputs import tidy_records
 from pmlbench.runner.run import UnitsFailed, run_config
 from pmlbench.runner.status import Status
 from pmlbench.runner.store import ResultStore

@@ -3,7 +3,8 @@
 A run directory (the output directory of one run, or of one job of a multirun)::
 
     results.csv                tidy rows, one per split x metric; written last, so its
-                               presence marks a complete run (see :func:`tidy_records`)
+                               presence marks a complete run (its rows:
+                               pmlbench.runner.outputs.tidy_records)
     run.json                   resolved config, seeds, versions, git commit, per-split summaries
     units.json                 each unit's key and status: computed, cached, failed,
                                not_applicable or timed_out
@@ -42,10 +43,8 @@ from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from pmlbench.core.atomic import atomic_write_text
-from pmlbench.protocol.experiment import NATURAL_NOISE, ExperimentResult
 from pmlbench.runner.status import Status
 
 # run directory
@@ -270,42 +269,3 @@ def parse_prefixed(row: Mapping[str, Any], prefix: str) -> dict[str, Any]:
         for column, value in row.items()
         if (name := parameter_name(column, prefix)) is not None
     }
-
-
-def tidy_records(result: ExperimentResult) -> pd.DataFrame:
-    """The rows of results.csv: one per split x metric with the run's identifying columns."""
-    spec = result.spec
-    noise_columns = (
-        {} if result.noise_name == NATURAL_NOISE else prefixed_columns(spec.noise, NOISE_PREFIX)
-    )
-    method_columns = prefixed_columns(spec.method, PARAM_PREFIX)
-    rows = []
-    for split in result.splits:
-        for name, value in split.values.items():
-            metric = result.metrics[name]
-            rows.append(
-                {
-                    "dataset": result.dataset_summary["name"],
-                    "noise": result.noise_name,
-                    **noise_columns,
-                    "method": spec.method["name"],
-                    **method_columns,
-                    "seed": spec.seed,
-                    "split": split.index,
-                    "metric": name,
-                    "value": value,
-                    "higher_is_better": metric.higher_is_better,
-                    "convention": spec.metric_convention,
-                    "bipartition": split.bipartition,
-                    "tuned": ";".join(f"{k}={v}" for k, v in sorted(split.tuned.items())),
-                    "oracle": bool(split.tuning.get("oracle", False)),
-                    "n_train": split.n_train,
-                    "n_test": split.n_test,
-                    "n_degenerate": split.n_degenerate,
-                    "fit_seconds": split.fit_seconds,
-                    "predict_seconds": split.predict_seconds,
-                    # training-side measures of the split (disambiguation_auc, ...)
-                    **split.training_measures,
-                }
-            )
-    return pd.DataFrame(rows)

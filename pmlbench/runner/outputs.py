@@ -14,15 +14,19 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from pmlbench.core.atomic import atomic_write, atomic_write_text
-from pmlbench.protocol.experiment import ExperimentResult
+from pmlbench.protocol.experiment import NATURAL_NOISE, ExperimentResult
 from pmlbench.runner.format import (
+    NOISE_PREFIX,
+    PARAM_PREFIX,
     RESULTS_FILE,
     RUN_RECORD_FILE,
     RUN_RECORD_INDENT,
     predictions_path,
+    prefixed_columns,
     save_npz,
-    tidy_records,
     to_json,
 )
 
@@ -113,6 +117,45 @@ def git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def tidy_records(result: ExperimentResult) -> pd.DataFrame:
+    """The rows of results.csv: one per split x metric with the run's identifying columns."""
+    spec = result.spec
+    noise_columns = (
+        {} if result.noise_name == NATURAL_NOISE else prefixed_columns(spec.noise, NOISE_PREFIX)
+    )
+    method_columns = prefixed_columns(spec.method, PARAM_PREFIX)
+    rows = []
+    for split in result.splits:
+        for name, value in split.values.items():
+            metric = result.metrics[name]
+            rows.append(
+                {
+                    "dataset": result.dataset_summary["name"],
+                    "noise": result.noise_name,
+                    **noise_columns,
+                    "method": spec.method["name"],
+                    **method_columns,
+                    "seed": spec.seed,
+                    "split": split.index,
+                    "metric": name,
+                    "value": value,
+                    "higher_is_better": metric.higher_is_better,
+                    "convention": spec.metric_convention,
+                    "bipartition": split.bipartition,
+                    "tuned": ";".join(f"{k}={v}" for k, v in sorted(split.tuned.items())),
+                    "oracle": bool(split.tuning.get("oracle", False)),
+                    "n_train": split.n_train,
+                    "n_test": split.n_test,
+                    "n_degenerate": split.n_degenerate,
+                    "fit_seconds": split.fit_seconds,
+                    "predict_seconds": split.predict_seconds,
+                    # training-side measures of the split (disambiguation_auc, ...)
+                    **split.training_measures,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 def run_record(result: ExperimentResult, config: dict[str, Any]) -> dict[str, Any]:

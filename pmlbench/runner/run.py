@@ -40,8 +40,14 @@ from pmlbench.protocol.experiment import (
     prepare,
     run_experiment,
 )
-from pmlbench.runner.format import UNITS_FILE, tidy_records, write_units
-from pmlbench.runner.outputs import clear_results, git_commit, package_versions, write_results
+from pmlbench.runner.format import UNITS_FILE, write_units
+from pmlbench.runner.outputs import (
+    clear_results,
+    git_commit,
+    package_versions,
+    tidy_records,
+    write_results,
+)
 from pmlbench.runner.status import UNFINISHED, Status
 from pmlbench.runner.store import ResultStore, run_metadata
 from pmlbench.runner.timeout import (

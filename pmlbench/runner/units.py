@@ -75,11 +75,11 @@ from pmlbench.protocol.settings import (
 SCHEMA = 3
 # Besides its plugins, what computes every unit's numbers: every module of these packages
 # (the protocol: splits, noise, fitting with tuning, bipartition, metrics) and these modules
-# (the runner's rows of a stored unit, format.tidy_records, and the child process a unit
+# (the runner's rows of a stored unit, outputs.tidy_records, and the child process a unit
 # runs in under unit_timeout), with all they import. The rest of the runner decides which
 # units to run and copies their results into the store, never changing a number.
 COMPUTE_PACKAGES = ("pmlbench.protocol",)
-COMPUTE_MODULES = ("pmlbench.runner.format", "pmlbench.runner.timeout")
+COMPUTE_MODULES = ("pmlbench.runner.outputs", "pmlbench.runner.timeout")
 # ExperimentSpec fields that say how many units to run or what to write, not what a unit is.
 NOT_UNIT_FIELDS = frozenset({"n_splits", "save_predictions"})
 # the plugin config nodes whose strings may name files
