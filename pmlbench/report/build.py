@@ -606,10 +606,14 @@ def cd_caption(report: Report, metric: str) -> str:
     r = report.ranks[metric]
     unit = "datasets" if report.options.blocks == "dataset" else "PML datasets"
     return (
-        f"{metric_name(metric)}: average ranks over {r.friedman.n_blocks} {unit} (best to the "
-        f"left); bars join methods not significantly different "
+        f"{_capital(metric_name(metric))}: average ranks over {r.friedman.n_blocks} {unit} "
+        "(best to the left); bars join methods not significantly different "
         f"({posthoc_name(report.options.posthoc)}, alpha {report.options.alpha:g})"
     )
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def figure_captions(report: Report, figures: Iterable[Path]) -> dict[str, str]:
@@ -621,7 +625,7 @@ def figure_captions(report: Report, figures: Iterable[Path]) -> dict[str, str]:
         metric = next((m for m in metrics if stem.endswith("_" + m)), None)
         if metric is None:
             continue
-        name = metric_name(metric)
+        name = _capital(metric_name(metric))
         if stem == f"cd_{metric}" and metric in report.ranks:
             captions[stem] = cd_caption(report, metric)
         elif stem == f"noise_{metric}":
