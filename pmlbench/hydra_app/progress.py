@@ -28,6 +28,7 @@ from pmlbench.core.atomic import atomic_write_text
 from pmlbench.hydra_app.launchers import is_subclass, registered_target, target_class
 from pmlbench.runner.format import SWEEP_PROGRESS_FILE as SWEEP_FILE
 from pmlbench.runner.format import UNITS_FILE as JOB_MARKER
+from pmlbench.runner.status import UNFINISHED, Status
 
 
 def count_jobs(config: DictConfig) -> int | None:
@@ -87,12 +88,13 @@ class SweepProgress(Callback):
         print_message(summary if summary is not None else "dry run: no job wrote a plan")
 
 
-# unit statuses (units.json) in the words a sweep's summary uses
+# unit statuses (units.json) in the longer words a sweep's summary uses (Status.label is the
+# short form a job's line and the dry run use)
 SUMMARY_LABELS = {
-    "computed": "computed",
-    "cached": "reused from the result store",
-    "not_applicable": "declined (n/a)",
-    "failed": "failed",
+    Status.COMPUTED: "computed",
+    Status.CACHED: "reused from the result store",
+    Status.NOT_APPLICABLE: "declined (n/a)",
+    Status.FAILED: "failed",
 }
 
 
@@ -127,12 +129,12 @@ def sweep_summary(sweep_dir: Path, store: str | None) -> list[str]:
         caught += [u["warnings"] for u in units if isinstance(u.get("warnings"), list)]
     n_units = sum(counts.values())
     parts = [f"{counts[status]} {label}" for status, label in SUMMARY_LABELS.items()]
-    if counts["timed_out"]:
-        parts.append(f"{counts['timed_out']} timed out")
+    if counts[Status.TIMED_OUT]:
+        parts.append(f"{counts[Status.TIMED_OUT]} {Status.TIMED_OUT.label}")
     broken = sum(1 for job in jobs if (job / ERROR_FILE).exists())
     if broken:
         parts.append(f"{broken} job{'s' if broken > 1 else ''} failed outside any unit")
-    unfinished = counts["failed"] + counts["timed_out"] + broken
+    unfinished = sum(counts[status] for status in UNFINISHED) + broken
     lines = [
         f"sweep done: {len(jobs)} job{'s' if len(jobs) != 1 else ''}, {n_units} units: "
         + ", ".join(parts),
