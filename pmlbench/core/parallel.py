@@ -7,7 +7,10 @@ from typing import Any
 
 from threadpoolctl import threadpool_info
 
-from pmlbench.errors import PmlbenchError
+from pmlbench.core.parameters import Constraint, Interval, check_parameter
+
+# an n_jobs that is set: a count of workers, or negative as joblib reads it (-1 = all cores)
+N_JOBS: list[Constraint] = [Interval(int, None, -1), Interval(int, 1, None)]
 
 
 def available_cores() -> int:
@@ -35,6 +38,5 @@ def worker_budget(n_jobs: Any, option: str) -> int:
     if n_jobs is None:
         budgets = [pool["num_threads"] for pool in threadpool_info() if pool.get("num_threads")]
         return max(budgets) if budgets else available_cores()
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
-        raise PmlbenchError(f"{option} must be a non-zero integer or null, got {n_jobs!r}")
+    check_parameter(option, n_jobs, N_JOBS, prefix="")
     return parallel_jobs(n_jobs, available_cores())

@@ -14,18 +14,18 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-from pmlbench.errors import PmlbenchError
+from pmlbench.core.parameters import Constraint, Interval, Options, check_parameter
+
+# null or "auto": derived from how jobs run; else a positive count
+THREADS_PER_JOB: list[Constraint] = [None, Options(("auto",)), Interval(int, 1, None)]
 
 
 def threads_for_job(setting: Any, default: int | None = None) -> int | None:
     """The thread limit of one job: ``threads_per_job`` if set, else ``default`` (None: no
     limit)."""
+    check_parameter("threads_per_job", setting, THREADS_PER_JOB, prefix="")
     if setting is None or setting == "auto":
         return default
-    if isinstance(setting, bool) or not isinstance(setting, int) or setting < 1:
-        raise PmlbenchError(
-            f"threads_per_job must be a positive integer or null (automatic), got {setting!r}"
-        )
     return int(setting)
 
 
