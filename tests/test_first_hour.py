@@ -423,3 +423,69 @@ def test_a_cd_diagram_carries_no_title(tmp_path):
     text = svg.read_text(encoding="utf-8")
     assert "CD = 1.10" in text and "a (1.20)" in text
     assert "average ranks over" not in text
+
+
+# --------------------------------------------------------------------------- item 1
+
+
+def test_labels_tell_apart_every_setting_that_differs_and_split_counts_are_stated(tmp_path):
+    """The README's tour: PML3ER with bipartition.rule=top_k and 10 splits beside a sweep's
+    PML3ER (method's rule, 3 splits) and ML-kNN: no conflict, one label per configuration,
+    and a note that the cells average different numbers of splits."""
+    from pmlbench.report import build_report
+    from pmlbench.report.build import ReportOptions
+    from tests.helpers import run_rows, write_run
+
+    def rows(dataset, method, values, **columns):
+        out = run_rows(dataset, 1.0, method, values)
+        for row in out:
+            row.update(columns)
+        return out
+
+    for dataset in ("d1", "d2", "d3"):
+        write_run(tmp_path, f"sweep_pml3er_{dataset}", rows(dataset, "pml3er", [(0.6, 0.1)] * 3))
+        write_run(tmp_path, f"sweep_mlknn_{dataset}", rows(dataset, "mlknn", [(0.5, 0.2)] * 3))
+    tour = rows(
+        "d1", "pml3er", [(0.7, 0.05)] * 10, bipartition="top_k: k=2 top-scored labels (mean 2.4)"
+    )
+    write_run(tmp_path, "tour", tour)
+    # the ridge control with and without tuning, on a dataset where it subsamples (its test
+    # fraction differs from the other datasets', which is no setting of its own)
+    for dataset, n_train in (("d1", 100), ("d2", 50)):
+        tuned = rows(dataset, "ridge", [(0.4, 0.3)] * 3, tuned="lambda2=100", n_train=n_train)
+        write_run(tmp_path, f"ridge_{dataset}", tuned)
+    write_run(tmp_path, "ridge_untuned", rows("d1", "ridge", [(0.3, 0.3)] * 3, n_train=100))
+
+    report = build_report([tmp_path], ReportOptions(reference="mlknn", plots=False))
+    methods = report.prepared.methods
+    assert "pml3er[bipartition=method's predict]" in methods
+    assert "pml3er[bipartition=top_k]" in methods
+    assert "mlknn" in methods  # one configuration: its plain name
+    assert {"ridge[tuning=on]", "ridge[tuning=off]"} <= set(methods)
+    assert not any("test_size" in m for m in methods)
+    (note,) = [n for n in report.notes if "different numbers of splits" in n]
+    assert "10 splits in 1 cells" in note and "pml3er[bipartition=top_k] on d1" in note
+
+
+def test_the_printed_next_command_reports_what_the_sweep_computed(reruns, tmp_path):
+    """The README's way to report a sweep: the command its summary prints reads the sweep's
+    own units, not the exploratory runs the same store also holds."""
+    import shlex
+
+    root, store = reruns["root"], reruns["store"]
+    explore = pmlbench(
+        root, "method=mlknn", "method.k=15", "dataset=genbase", "protocol.n_splits=1",
+        "cache_dir=null", f"results_store={store}", f"hydra.run.dir={tmp_path / 'explore'}",
+    )  # fmt: skip
+    assert explore.returncode == 0, explore.stdout + explore.stderr
+    (line,) = [ln for ln in reruns["first"].stdout.splitlines() if ln.startswith("next: ")]
+    command = shlex.split(line.removeprefix("next: "))
+    assert command[:2] == ["pmlbench", "report"]
+    proc = pmlbench(root, *command[1:], "--out", str(tmp_path / "sweep"), "--no-plots")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    table = pd.read_csv(tmp_path / "sweep" / "table2.csv")
+    assert set(table["method"]) == {"mlknn"} and set(table["n"]) == {2}
+    everything = pmlbench(root, "report", str(store), "--out", str(tmp_path / "all"), "--no-plots")
+    assert everything.returncode == 0, everything.stdout + everything.stderr
+    table = pd.read_csv(tmp_path / "all" / "table2.csv")
+    assert set(table["method"]) == {"mlknn[k=10]", "mlknn[k=15]"}

@@ -166,30 +166,79 @@ def _is_number(value) -> bool:
     )
 
 
+def protocol_settings(records: pd.DataFrame) -> pd.DataFrame:
+    """The settings of each row's run that change its numbers beside the method's parameters,
+    as results.csv records them: the bipartition rule (its description up to the per-split
+    details after ``:``, e.g. ``top_k``), whether the method was tuned (a ``tuned`` value
+    recorded) and the test fraction of the split (n_test / (n_train + n_test), 2 decimals)."""
+    settings = pd.DataFrame(index=records.index)
+    if "bipartition" in records.columns:
+        text = records["bipartition"].fillna("").astype(str)
+        settings["bipartition"] = text.str.split(":").str[0].str.strip()
+    if "tuned" in records.columns:
+        tuned = records["tuned"].fillna("").astype(str).str.strip().ne("")
+        settings["tuning"] = tuned.map({True: "on", False: "off"})
+    if {"n_train", "n_test"} <= set(records.columns):
+        n_train = pd.to_numeric(records["n_train"], errors="coerce")
+        n_test = pd.to_numeric(records["n_test"], errors="coerce")
+        settings["test_size"] = (n_test / (n_train + n_test)).round(2)
+    return settings
+
+
 def method_labels(records: pd.DataFrame) -> pd.Series:
     """``method`` where a method ran in one configuration, ``method[p=v,...]`` otherwise.
 
-    Configurations differ in their ``param_*`` columns or in ``oracle``; only the columns
-    that vary within a method appear in its label.
+    Configurations differ in their ``param_*`` columns, in ``oracle``, or in the settings
+    of :func:`protocol_settings` (bipartition rule, tuning on or off, test fraction); only
+    what varies within a method appears in its label, so two configurations never share
+    one. A protocol setting counts as varying only where it varies on one dataset (the test
+    fraction of a method that subsamples large datasets differs between datasets).
     """
     config = columns_with_prefix(records.columns, PARAM_PREFIX)
     if "oracle" in records.columns:
         config.append("oracle")
+    settings = protocol_settings(records)
     labels = records["method"].astype(str).copy()
     for name, rows in records.groupby("method", sort=False):
         varying = [c for c in config if rows[c].map(format_value).nunique() > 1]
-        if not varying:
+        values = {c: rows[c] for c in varying}
+        own = settings.loc[rows.index]
+        for column in own.columns:
+            texts = own[column].map(format_value)
+            if (texts.groupby(rows["dataset"].astype(str)).nunique() > 1).any():
+                values[column] = own[column]
+        if not values:
             continue
-        parts = [rows[c].map(lambda v, c=c: _part(c, v)) for c in varying]
+        parts = [series.map(lambda v, c=c: _part(c, v)) for c, series in values.items()]
         suffix = parts[0].str.cat(parts[1:], sep=",") if len(parts) > 1 else parts[0]
         labels.loc[rows.index] = f"{name}[" + suffix + "]"
     return labels
 
 
 def _part(column: str, value) -> str:
-    if column == "oracle":
-        return f"oracle={format_value(value)}"
-    return f"{parameter_name(column, PARAM_PREFIX)}={format_value(value)}"
+    name = parameter_name(column, PARAM_PREFIX)
+    return f"{column if name is None else name}={format_value(value)}"
+
+
+def split_count_note(records: pd.DataFrame) -> str | None:
+    """A note when the cells of the report (dataset, level, method, metric) average different
+    numbers of splits (seed and split pairs), naming those off the most common number."""
+    cell = ["dataset", "level", "method", "metric"]
+    counts = records.drop_duplicates([*cell, "seed", "split"]).groupby(cell, sort=False).size()
+    cells = counts.groupby(level=["dataset", "level", "method"], sort=False).max()
+    if cells.nunique() <= 1:
+        return None
+    usual = int(cells.mode().max())
+    tally = ", ".join(
+        f"{n} splits in {int((cells == n).sum())} cells" for n in sorted(cells.unique())
+    )
+    odd = [f"{m} on {d} ({lv}): {int(n)}" for (d, lv, m), n in cells.items() if n != usual]
+    shown = "; ".join(odd[:5]) + (f"; and {len(odd) - 5} more" if len(odd) > 5 else "")
+    return (
+        f"cells average different numbers of splits ({tally}); not {usual}: {shown}. "
+        "Means over fewer splits are less certain, and paired tests use the splits both "
+        "methods have"
+    )
 
 
 def _drop_duplicates(records: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -275,6 +324,9 @@ def prepare(
     records["level"], level_values, level_order, level_noise = noise_levels(records)
     records["dataset"] = records["dataset"].astype(str)
     records = _drop_duplicates(records, notes)
+    note = split_count_note(records)
+    if note is not None:
+        notes.append(note)
     methods = sorted(records["method"].unique())
     if reference is not None:
         methods = [resolve_reference(reference, methods), *[m for m in methods if m != reference]]
