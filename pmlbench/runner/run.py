@@ -64,22 +64,30 @@ from pmlbench.runner.units import unit_description, unit_keys
 
 
 def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
-    """The plain-data experiment spec from a resolved config dict."""
+    """The plain-data experiment spec from a resolved config dict. A key the config leaves
+    out takes ExperimentSpec's default (defined there only)."""
     protocol = config.get("protocol", {})
     metrics = config["metrics"]  # anything but a list is refused by ExperimentSpec
+    optional = {
+        name: source[key]
+        for name, source, key in (
+            ("tune", config, "tune"),
+            ("bipartition", config, "bipartition"),
+            ("macro_f1_zero_division", config, "macro_f1_zero_division"),
+            ("n_splits", protocol, "n_splits"),
+            ("test_size", protocol, "test_size"),
+            ("save_predictions", config, "save_predictions"),
+        )
+        if key in source
+    }
     return ExperimentSpec(
         dataset=config["dataset"],
         noise=config["noise"],
         method=config["method"],
-        tune=config.get("tune", {}),
-        bipartition=config.get("bipartition", {"rule": "method"}),
         metrics=list(metrics) if isinstance(metrics, (list, tuple)) else metrics,
         metric_convention=config["metric_convention"],
-        macro_f1_zero_division=config.get("macro_f1_zero_division", 0),
         seed=config["seed"],
-        n_splits=protocol.get("n_splits", 5),
-        test_size=protocol.get("test_size", 0.5),
-        save_predictions=config.get("save_predictions", False),
+        **optional,
     )
 
 
