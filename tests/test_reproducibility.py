@@ -211,3 +211,16 @@ def test_run_json_and_store_records_name_the_cpu_and_the_blas_kernel(tmp_path):
     assert all(kernel in versions["blas"] for kernel in kernels), versions["blas"]
     records = [from_json(p.read_text()) for p in (tmp_path / "store").glob("*.json")]
     assert records and all(r["run"]["versions"]["blas"] == versions["blas"] for r in records)
+
+
+def test_the_leaderboard_names_the_methods_whose_numbers_depend_on_the_machine():
+    from pathlib import Path
+
+    from pmlbench.report.leaderboard import machine_dependent_methods
+
+    found = machine_dependent_methods(["mlknn", "pml3er", "pml_ld", "pml_ld[n_groups=5]", "nope"])
+    assert set(found) == {"pml_ld", "pml_ld[n_groups=5]"}
+    assert "InitW" in found["pml_ld"]
+    page = (Path(__file__).resolve().parents[1] / "docs" / "leaderboard.md").read_text()
+    section = page.split("### Machine-dependent numbers", 1)[1].split("###", 1)[0]
+    assert "- pml_ld:" in section and "- pml3er" not in section

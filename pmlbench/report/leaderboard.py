@@ -312,6 +312,7 @@ def _overview(
         f"[Not applicable](#not-applicable)); {NO_RESULT}: no result (see "
         "[Missing and failed units](#missing-and-failed-units)).\n",
     ]
+    parts.append(_machine_dependent_text(methods))
     parts.append("\n### Tests\n\n" + _tests_text(report, tested))
     if report.ranks:
         ranked = list(dict.fromkeys(m for r in report.ranks.values() for m in r.friedman.methods))
@@ -445,10 +446,57 @@ def _missing_text(
     return markdown_table(["status", "unit", "error", "file"], rows)
 
 
+def pending_path(page: Path) -> Path:
+    """The hand-written notes of changes the page's results predate, read when the page is
+    written: ``docs/leaderboard.md`` -> ``docs/leaderboard-pending.md``."""
+    return page.with_name(f"{page.stem}-pending.md")
+
+
+def machine_dependent_methods(methods: Sequence[str]) -> dict[str, str]:
+    """Methods on the page whose plugin declares ``machine_dependent`` (why its default numbers
+    depend on the BLAS kernel), by label; a label ``name[...]`` is its plugin ``name``."""
+    from pmlbench.plugins import registry
+
+    installed = registry.plugins("method")
+    found: dict[str, str] = {}
+    for label in methods:
+        info = installed.get(label.split("[", 1)[0])
+        if info is None:
+            continue
+        try:
+            reason = getattr(info.load(), "machine_dependent", None)
+        except Exception:  # a plugin that fails to load is reported elsewhere
+            continue
+        if isinstance(reason, str) and reason.strip():
+            found[label] = reason.strip()
+    return found
+
+
+def _machine_dependent_text(methods: Sequence[str]) -> str:
+    found = machine_dependent_methods(methods)
+    if not found:
+        return ""
+    lines = [
+        "\n### Machine-dependent numbers\n\n"
+        "These methods' default numbers depend on the BLAS kernels of the CPU that computed "
+        "them (the CPU and kernels are recorded with each result); the other methods' do "
+        'not (docs/protocol.md, "Reproducibility", with the measurements of '
+        "benchmarks/cross_kernel.py):\n\n"
+    ]
+    lines += [
+        f"- {markdown_escape(label)}: {markdown_escape(why)}\n" for label, why in found.items()
+    ]
+    return "".join(lines)
+
+
 def leaderboard_markdown(
-    report: Report, command: Sequence[str], figures: dict[str, str] | None = None
+    report: Report,
+    command: Sequence[str],
+    figures: dict[str, str] | None = None,
+    pending: str | None = None,
 ) -> str:
-    """The page's text; ``figures`` maps a metric to its diagram's link, relative to the page."""
+    """The page's text; ``figures`` maps a metric to its diagram's link, relative to the page;
+    ``pending`` (Markdown) says which changes the results predate, shown first."""
     figures = figures or {}
     p = report.prepared
     unfinished = unfinished_units(report)
@@ -457,6 +505,10 @@ def leaderboard_markdown(
     parts = [
         "# PML benchmark leaderboard\n\n",
         GENERATED_NOTE + "\n\n",
+    ]
+    if pending and pending.strip():
+        parts.append(pending.strip() + "\n\n")
+    parts += [
         _provenance_text(report, command),
         "\n## Overview\n\n",
         _overview(report, methods, tested),
@@ -496,7 +548,8 @@ def write_leaderboard(report: Report, path: str | Path, command: Sequence[str]) 
     """Write the page to ``path`` and its critical-difference diagrams (SVG) into the folder
     named after it (``docs/leaderboard.md`` -> ``docs/leaderboard/cd_<metric>.svg``);
     ``command`` is the command line the page names as its origin. Diagrams of metrics the
-    page no longer has are removed from that folder."""
+    page no longer has are removed from that folder. Notes beside the page
+    (:func:`pending_path`) are shown at its top."""
     page = Path(path)
     page.parent.mkdir(parents=True, exist_ok=True)
     folder = figures_dir(page)
@@ -511,7 +564,9 @@ def write_leaderboard(report: Report, path: str | Path, command: Sequence[str]) 
             for stale in folder.glob("cd_*.svg"):
                 if stale not in written:
                     stale.unlink()
-    atomic_write_text(page, leaderboard_markdown(report, command, figures))
+    notes = pending_path(page)
+    pending = notes.read_text(encoding="utf-8") if notes.is_file() else None
+    atomic_write_text(page, leaderboard_markdown(report, command, figures, pending))
     return [page, *written]
 
 
@@ -519,6 +574,8 @@ __all__ = [
     "NOT_APPLICABLE",
     "figures_dir",
     "leaderboard_markdown",
+    "machine_dependent_methods",
+    "pending_path",
     "unfinished_units",
     "write_leaderboard",
 ]
