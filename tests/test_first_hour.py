@@ -489,3 +489,22 @@ def test_the_printed_next_command_reports_what_the_sweep_computed(reruns, tmp_pa
     assert everything.returncode == 0, everything.stdout + everything.stderr
     table = pd.read_csv(tmp_path / "all" / "table2.csv")
     assert set(table["method"]) == {"mlknn[k=10]", "mlknn[k=15]"}
+
+
+def test_a_filter_that_removes_a_whole_method_says_so(tmp_path):
+    from pmlbench.report import build_report
+    from pmlbench.report.build import ReportOptions
+    from tests.helpers import run_rows, write_run
+
+    for dataset in ("d1", "d2"):
+        rows = run_rows(dataset, 1.0, "pml3er", [(0.6, 0.1)] * 2)
+        for row in rows:
+            row["bipartition"] = "top_k: k=2 top-scored labels"
+        write_run(tmp_path, f"pml3er_{dataset}", rows)
+        write_run(tmp_path, f"mlknn_{dataset}", run_rows(dataset, 1.0, "mlknn", [(0.5, 0.2)] * 2))
+        write_run(tmp_path, f"ridge_{dataset}", run_rows(dataset, 1.0, "ridge", [(0.4, 0.2)] * 2))
+    options = ReportOptions(where={"bipartition": "method's predict"}, plots=False)
+    report = build_report([tmp_path], options)
+    assert report.prepared.methods == ["mlknn", "ridge"]
+    (note,) = [n for n in report.notes if "left out every result of" in n]
+    assert "--where bipartition=method's predict left out every result of pml3er" in note

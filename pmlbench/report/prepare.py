@@ -272,7 +272,15 @@ def prepare(
 ) -> Prepared:
     """Label, check and order raw result rows for tables and tests."""
     notes: list[str] = []
+    before = set(records["method"].astype(str)) if where else set()
     records = apply_filters(records, where or {})
+    dropped = sorted(before - set(records["method"].astype(str)))
+    if dropped:
+        shown = " ".join(f"--where {k}={v}" for k, v in (where or {}).items())
+        notes.append(
+            f"{shown} left out every result of {', '.join(dropped)}; method labels tell "
+            "configurations apart without it"
+        )
     if "convention" in records.columns and records["convention"].nunique() > 1:
         found = sorted(records["convention"].astype(str).unique())
         raise PmlbenchError(
