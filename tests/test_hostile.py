@@ -866,3 +866,14 @@ def test_a_store_with_only_failed_units_says_so(tmp_path, monkeypatch):
             load_results([tmp_path / where])
         assert "only 2 without results" in str(error.value)
         assert "RuntimeError: always" in str(error.value)
+
+
+def test_a_relative_workdir_holds_the_program_and_the_exchange_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wd").mkdir()
+    (tmp_path / "wd" / "echo.py").write_text(textwrap.dedent(PARAM_ECHO).replace("0.5", "0"))
+    X, Y, Xt = _small_data()
+    model = ExternalCommand(
+        "{python} echo.py {train} {test} {out}", params={"lam": 2.0}, workdir="wd"
+    ).fit(X, Y)
+    np.testing.assert_array_equal(model.decision_function(Xt), np.full((6, 3), 2.0))

@@ -287,7 +287,7 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
             if spec.workdir:
                 # parallel jobs share a workdir: each call exchanges its files in a fresh
                 # directory of its own there (kept for debugging), never under shared names
-                cwd = Path(spec.workdir)
+                cwd = Path(spec.workdir).expanduser().resolve()  # the program runs there
                 cwd.mkdir(parents=True, exist_ok=True)
                 folder = Path(tempfile.mkdtemp(prefix="exchange-", dir=cwd))
             values = self._values(spec, folder, cwd)
