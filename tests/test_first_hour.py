@@ -464,7 +464,7 @@ def test_labels_tell_apart_every_setting_that_differs_and_split_counts_are_state
     assert {"ridge[tuning=on]", "ridge[tuning=off]"} <= set(methods)
     assert not any("test_size" in m for m in methods)
     (note,) = [n for n in report.notes if "different numbers of splits" in n]
-    assert "10 splits in 1 cells" in note and "pml3er[bipartition=top_k] on d1" in note
+    assert "10 splits in 1 cell)" in note and "pml3er[bipartition=top_k] on d1" in note
 
 
 def test_the_printed_next_command_reports_what_the_sweep_computed(reruns, tmp_path):

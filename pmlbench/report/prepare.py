@@ -230,7 +230,8 @@ def split_count_note(records: pd.DataFrame) -> str | None:
         return None
     usual = int(cells.mode().max())
     tally = ", ".join(
-        f"{n} splits in {int((cells == n).sum())} cells" for n in sorted(cells.unique())
+        f"{n} splits in {int((cells == n).sum())} cell{'s' if (cells == n).sum() > 1 else ''}"
+        for n in sorted(cells.unique())
     )
     odd = [f"{m} on {d} ({lv}): {int(n)}" for (d, lv, m), n in cells.items() if n != usual]
     shown = "; ".join(odd[:5]) + (f"; and {len(odd) - 5} more" if len(odd) > 5 else "")
