@@ -461,7 +461,7 @@ def test_labels_tell_apart_every_setting_that_differs_and_split_counts_are_state
     assert "pml3er[bipartition=method's predict]" in methods
     assert "pml3er[bipartition=top_k]" in methods
     assert "mlknn" in methods  # one configuration: its plain name
-    assert {"ridge[tuning=on]", "ridge[tuning=off]"} <= set(methods)
+    assert {"ridge[tuning=lambda2]", "ridge[tuning=off]"} <= set(methods)
     assert not any("test_size" in m for m in methods)
     (note,) = [n for n in report.notes if "different numbers of splits" in n]
     assert "10 splits in 1 cell)" in note and "pml3er[bipartition=top_k] on d1" in note

@@ -169,15 +169,19 @@ def _is_number(value) -> bool:
 def protocol_settings(records: pd.DataFrame) -> pd.DataFrame:
     """The settings of each row's run that change its numbers beside the method's parameters,
     as results.csv records them: the bipartition rule (its description up to the per-split
-    details after ``:``, e.g. ``top_k``), whether the method was tuned (a ``tuned`` value
-    recorded) and the test fraction of the split (n_test / (n_train + n_test), 2 decimals)."""
+    details after ``:``, e.g. ``top_k``), the parameters tuned (``lambda2``, or ``off``; the
+    grids themselves are not recorded in results.csv) and the test fraction of the split
+    (n_test / (n_train + n_test), 2 decimals)."""
     settings = pd.DataFrame(index=records.index)
     if "bipartition" in records.columns:
         text = records["bipartition"].fillna("").astype(str)
         settings["bipartition"] = text.str.split(":").str[0].str.strip()
     if "tuned" in records.columns:
-        tuned = records["tuned"].fillna("").astype(str).str.strip().ne("")
-        settings["tuning"] = tuned.map({True: "on", False: "off"})
+        # "lambda2=100;k=5": the tuned parameters' names (their chosen values vary by split)
+        tuned = records["tuned"].fillna("").astype(str).str.strip()
+        settings["tuning"] = tuned.map(
+            lambda t: "+".join(sorted(p.partition("=")[0] for p in t.split(";") if p)) or "off"
+        )
     if {"n_train", "n_test"} <= set(records.columns):
         n_train = pd.to_numeric(records["n_train"], errors="coerce")
         n_test = pd.to_numeric(records["n_test"], errors="coerce")
@@ -189,7 +193,7 @@ def method_labels(records: pd.DataFrame) -> pd.Series:
     """``method`` where a method ran in one configuration, ``method[p=v,...]`` otherwise.
 
     Configurations differ in their ``param_*`` columns, in ``oracle``, or in the settings
-    of :func:`protocol_settings` (bipartition rule, tuning on or off, test fraction); only
+    of :func:`protocol_settings` (bipartition rule, parameters tuned, test fraction); only
     what varies within a method appears in its label, so two configurations never share
     one. A protocol setting counts as varying only where it varies on one dataset (the test
     fraction of a method that subsamples large datasets differs between datasets).
