@@ -525,12 +525,12 @@ def test_declined_cells_show_n_a_and_missing_ones_a_dash(browser, tmp_path):
 
 def test_page_is_self_contained_and_optional(tmp_path):
     """Default on, off with --no-html; nothing outside the file is referenced."""
-    from tests.test_report import _run_rows, write_run  # its hand-made multirun
+    from tests.helpers import run_rows, write_run  # a hand-made multirun
 
     root = tmp_path / "runs"
     for job, (dataset, method) in enumerate([("d1", "a"), ("d1", "b"), ("d2", "a"), ("d2", "b")]):
         values = [(0.5 + 0.1 * (method == "a") + 0.01 * s, 0.1) for s in range(3)]
-        write_run(root, f"{job}_{method}_{dataset}", _run_rows(dataset, 1.0, method, values))
+        write_run(root, f"{job}_{method}_{dataset}", run_rows(dataset, 1.0, method, values))
     report = build_report([root], ReportOptions(reference="a", plots=False))
     written = write_report(report, tmp_path / "out")
     page = tmp_path / "out" / "report.html"
