@@ -628,7 +628,7 @@ def figure_captions(report: Report, figures: Iterable[Path]) -> dict[str, str]:
         name = _capital(metric_name(metric))
         if stem == f"cd_{metric}" and metric in report.ranks:
             captions[stem] = cd_caption(report, metric)
-        elif stem == f"noise_{metric}":
+        elif stem == plots.noise_figure_stem(metric):
             captions[stem] = (
                 f"{name} against the noise level: one panel per dataset, one line per method "
                 "(mean ± std over splits)"

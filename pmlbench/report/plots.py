@@ -38,6 +38,11 @@ MISSING_MATPLOTLIB = (
 )
 
 
+def noise_figure_stem(metric: str) -> str:
+    """The file name (without suffix) of a metric's noise-curve figure."""
+    return f"noise_{metric}"
+
+
 def have_matplotlib() -> bool:
     """Whether matplotlib can be imported (figures are drawn only then)."""
     try:
@@ -220,7 +225,7 @@ def noise_curves(prepared: Prepared, summary: pd.DataFrame, out_dir: Path) -> li
             fontsize=8,
             frameon=False,
         )
-        paths += _save(fig, out_dir, f"noise_{metric}")
+        paths += _save(fig, out_dir, noise_figure_stem(metric))
     return paths
 
 
