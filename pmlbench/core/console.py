@@ -62,8 +62,24 @@ def print_message(message: str, *, stderr: bool = False) -> None:
     )
 
 
+# While a unit runs in a forked child (pmlbench.runner.timeout), its warnings are collected
+# here and printed by the parent, which says each distinct one once per run.
+_collected: list[tuple[str, bool]] | None = None
+
+
+def collect_warnings() -> list[tuple[str, bool]]:
+    """Collect the warnings printed from now on in this process instead of printing them;
+    returns the list that fills up with ``(message, stderr)``."""
+    global _collected
+    _collected = []
+    return _collected
+
+
 def print_warning(message: str, *, stderr: bool = True) -> None:
-    """Print ``warning: <message>`` literally."""
+    """Print ``warning: <message>`` literally (or collect it, see :func:`collect_warnings`)."""
+    if _collected is not None:
+        _collected.append((message, stderr))
+        return
     (err_console if stderr else console).print(
         _prefixed("warning:", "yellow", message), soft_wrap=True, highlight=False
     )

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pmlbench.core.console import collect_warnings, print_warning
 from pmlbench.core.parameters import Interval, check_parameter
 from pmlbench.errors import PluginError, PmlbenchError
 
@@ -163,17 +164,30 @@ def call_with_timeout(func: Callable[[], Any], limit: float | None) -> ChildResu
             "compiled code)"
         )
     try:
-        kind, value, cpu, text = pickle.loads(payload)
+        kind, value, cpu, text, warned = pickle.loads(payload)
     except Exception:
         raise PluginError(
             f"its process ended with an incomplete result ({_describe_status(status)})"
         ) from None
+    _relay_warnings(warned)
     if kind == "error":
         setattr(value, REMOTE_TRACEBACK, text)
         raise value
     if reaped_cpu is not None:
         cpu = reaped_cpu + left_behind
     return ChildResult(value, wall, cpu)
+
+
+_relayed: set[tuple[str, bool]] = set()
+
+
+def _relay_warnings(warned: list[tuple[str, bool]]) -> None:
+    """Print a child's warnings in this process, each distinct one once per process (a child
+    cannot know what earlier children said: every unit would repeat a cache warning)."""
+    for message, stderr in warned:
+        if (message, stderr) not in _relayed:
+            _relayed.add((message, stderr))
+            print_warning(message, stderr=stderr)
 
 
 def _child(func: Callable[[], Any], write_end: int, parent: int) -> None:  # pragma: no cover
@@ -188,12 +202,13 @@ def _child(func: Callable[[], Any], write_end: int, parent: int) -> None:  # pra
         # fresh std streams: a thread of the parent may have held their locks at the fork
         sys.stdout = open(os.dup(1), "w", buffering=1, closefd=True)  # noqa: SIM115
         sys.stderr = open(os.dup(2), "w", buffering=1, closefd=True)  # noqa: SIM115
+        warned = collect_warnings()  # printed by the parent, each distinct one once
         cpu = time.process_time()
         try:
-            message: tuple = ("ok", func(), time.process_time() - cpu, "")
+            message: tuple = ("ok", func(), time.process_time() - cpu, "", warned)
         except BaseException as exc:  # everything goes back to the parent
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-            message = ("error", _picklable(exc), time.process_time() - cpu, text)
+            message = ("error", _picklable(exc), time.process_time() - cpu, text, warned)
         _shutdown_own_pools()
         payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         with os.fdopen(write_end, "wb") as pipe:
