@@ -256,3 +256,27 @@ def test_table2_files_mark_declined_cells_n_a_and_nothing_else_missing(reproduce
     assert shown == declared and len(declared) == 40
     latex = (reproduced / "report" / "table2.tex").read_text(encoding="utf-8")
     assert latex.count(" n/a ") + latex.count(" n/a\\\\") == 40 * 7
+
+
+def test_the_page_says_what_the_numbers_say_from_the_archive():
+    """The generated summary's tuning-edge line, recomputed from the archive's records: the
+    units where PML3ER and ridge chose lambda2 = 100 of the values {10, 100}."""
+    page = PAGE.read_text(encoding="utf-8")
+    summary = page.split("### What the numbers say", 1)[1].split("\n### ", 1)[0]
+    for method in ("pml3er", "ridge"):
+        chosen = [
+            c["records"][0].get("tuned")
+            for _, c in archived_units()
+            if c["unit"]["method"]["name"] == method and "records" in c
+        ]
+        top = sum(1 for t in chosen if t == "lambda2=100")
+        assert top > len(chosen) / 2
+        assert (
+            f"{method} picks lambda2 = 100, the largest of the values it chose (10, 100), "
+            f"in {top} of {len(chosen)} tuned units" in summary
+        )
+    assert "ridge is a control, not a PML method" in summary
+    assert "n/a is a budget cap" in summary and "names the option that lifts the cap" in summary
+    # the rank table is sorted and states over how many datasets each column ranks
+    ranks = page.split("### Average ranks", 1)[1].split("\n### ", 1)[0]
+    assert "(N = 11)" in ranks

@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from pmlbench.core.atomic import atomic_write_text
-from pmlbench.report import disambiguation, html, pairwise, plots, table2, wtl_table
+from pmlbench.report import disambiguation, findings, html, pairwise, plots, table2, wtl_table
 from pmlbench.report.build import Report, cd_figures, posthoc_name
 from pmlbench.report.render import arrow, markdown_escape, markdown_table, metric_name
 from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE
@@ -312,10 +312,23 @@ def _overview(
         f"[Not applicable](#not-applicable)); {NO_RESULT}: no result (see "
         "[Missing and failed units](#missing-and-failed-units)).\n",
     ]
+    found = findings.findings_markdown(report)
+    if found:
+        parts.append("\n### What the numbers say\n\n" + found)
     parts.append(_machine_dependent_text(methods))
     parts.append("\n### Tests\n\n" + _tests_text(report, tested))
     if report.ranks:
         ranked = list(dict.fromkeys(m for r in report.ranks.values() for m in r.friedman.methods))
+
+        def mean_rank(method: str) -> float:
+            values = [
+                r.friedman.average_ranks[r.friedman.methods.index(method)]
+                for r in report.ranks.values()
+                if method in r.friedman.methods
+            ]
+            return sum(values) / len(values)
+
+        ranked.sort(key=lambda m: (mean_rank(m), m))
         rows = []
         for method in ranked:
             row = [method]
@@ -327,10 +340,19 @@ def _overview(
                 row.append(f"{r.friedman.average_ranks[r.friedman.methods.index(method)]:.2f}")
             rows.append(row)
         parts.append(
-            "\n### Average ranks\n\nPer metric, over the datasets where every ranked "
-            "method has a result (1 = best; details in each metric's section):\n\n"
+            "\n### Average ranks\n\nPer metric, over the N datasets where every ranked "
+            "method has a result (1 = best; details in each metric's section); methods "
+            "sorted by their mean rank over the metrics:\n\n"
             + markdown_table(
-                ["method", *[metric_name(m) for m in p.metrics]],
+                [
+                    "method",
+                    *[
+                        f"{metric_name(m)} (N = {report.ranks[m].friedman.n_blocks})"
+                        if m in report.ranks
+                        else metric_name(m)
+                        for m in p.metrics
+                    ],
+                ],
                 rows,
                 ["l"] + ["r"] * len(p.metrics),
             )
