@@ -276,6 +276,13 @@ def test_the_page_says_what_the_numbers_say_from_the_archive():
             f"in {top} of {len(chosen)} tuned units" in summary
         )
     assert "ridge is a control, not a PML method" in summary
+    # yeastcc's labels (bundled data): 60 % of the instances have none
+    import numpy as np
+
+    from pmlbench.datasets.bundled import yeastcc
+
+    empty = float(np.mean(yeastcc().Y.sum(axis=1) == 0))
+    assert f"yeastcc: {empty:.0%} of the instances have no true label" in summary
     assert "n/a is a budget cap" in summary and "names the option that lifts the cap" in summary
     # the rank table is sorted and states over how many datasets each column ranks
     ranks = page.split("### Average ranks", 1)[1].split("\n### ", 1)[0]

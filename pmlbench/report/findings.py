@@ -122,6 +122,39 @@ def tuning_edge_findings(report: Report, share: float = 0.5) -> list[str]:
     return lines
 
 
+def empty_label_findings(report: Report, share: float = 0.2) -> list[str]:
+    """Datasets where many instances have no true label: there subset accuracy rewards
+    predicting the empty set, which explains scores that look odd next to the others."""
+    from pmlbench.plugins import registry
+
+    records = report.prepared.records
+    subset = records[records["metric"] == "subset_accuracy"]
+    installed = registry.plugins("dataset")
+    lines = []
+    for name in sorted(set(records["dataset"].astype(str))):
+        if name not in installed:
+            continue
+        try:
+            data = installed[name].load()()
+        except Exception:  # not loadable here (e.g. needs parameters): say nothing
+            continue
+        empty = float((data.Y.sum(axis=1) == 0).mean())
+        if empty <= share:
+            continue
+        means = subset[subset["dataset"] == name].groupby("method")["value"].mean()
+        text = f"{markdown_escape(name)}: {empty:.0%} of the instances have no true label"
+        if len(means) >= 2:
+            low, high = means.idxmin(), means.idxmax()
+            text += (
+                f", so subset accuracy rewards predicting the empty set: from "
+                f"{means[low]:.2f} ({markdown_escape(str(low))}) to {means[high]:.2f} "
+                f"({markdown_escape(str(high))}) there, between methods that always predict a "
+                "label and methods that may predict none"
+            )
+        lines.append(text + ".")
+    return lines
+
+
 def reading_aids(report: Report) -> list[str]:
     """What a newcomer needs to read the page: the control and n/a."""
     aids = []
@@ -147,6 +180,7 @@ def findings_markdown(report: Report) -> str:
         *metric_findings(report),
         *control_findings(report),
         *tuning_edge_findings(report),
+        *empty_label_findings(report),
         *reading_aids(report),
     ]
     return "".join(f"- {line}\n" for line in lines)
@@ -154,6 +188,7 @@ def findings_markdown(report: Report) -> str:
 
 __all__ = [
     "control_findings",
+    "empty_label_findings",
     "findings_markdown",
     "metric_findings",
     "reading_aids",
