@@ -83,11 +83,22 @@ def test_singular_value_update_matches_octave(name):
 
 
 @pytest.mark.parametrize("name", LAPACK_STABLE)
-def test_lapack_choices_reproduce_the_unmodified_code(name):
-    """c_update="lapack" takes dgesvd's own choices: the authors' code run as it is."""
-    X_train, Y_train, X_test, params = case_data(name)
+def test_lapack_choices_are_the_code_formula_on_this_machines_dgesvd(name):
+    """c_update="lapack" takes dgesvd's own choices, as the authors' code run as it is does.
+    Those choices depend on the BLAS kernel (with Octave's BLAS and SkylakeX kernels these
+    cases matched Octave's whole run; under Haswell, Sandybridge or Katmai 'tall_demo' does
+    not), so the check is against optimizeC restated on this machine's dgesvd, not against
+    Octave's numbers (docs/methods/schirn.md)."""
+    X_train, Y_train, _, params = case_data(name)
+    t, shift = stage_t(name)
+    U, s, Vt = scipy.linalg.svd(t, full_matrices=True, lapack_driver="gesvd")
+    S = np.zeros(t.shape)
+    S[: s.size, : s.size] = np.diag(s)
+    expected = U @ (S + shift) @ Vt  # optimizeC: [U, S, V] = svd(t); C = U * (S + λ/ω) * V'
+    assert relative_error(update_c(t, shift, "lapack"), expected) < 1e-10
     model = Schirn(c_update="lapack", **params).fit(X_train, Y_train)
-    check_against_reference(model, name, X_test, PREFIX["lapack"])
+    again = Schirn(c_update="lapack", **params).fit(X_train, Y_train)
+    assert np.array_equal(model.W_, again.W_)  # the same machine: the same choices
 
 
 def perturbed(X: np.ndarray, seed: int) -> np.ndarray:
@@ -137,9 +148,11 @@ def stage_t(name: str) -> tuple[np.ndarray, float]:
     return t, params["lam"] / omega
 
 
-@pytest.mark.parametrize("c_update", sorted(PREFIX))
+@pytest.mark.parametrize("c_update", sorted(set(PREFIX) - {"lapack"}))
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_c_stage_matches_optimize_c(name, c_update):
+    """The rule-fixed steps against Octave (c_update="lapack" depends on the machine's
+    dgesvd: test_lapack_choices_are_the_code_formula_on_this_machines_dgesvd)."""
     t, shift = stage_t(name)
     expected = REFERENCE[f"{name}_{PREFIX[c_update]}stage_C"]
     assert relative_error(update_c(t, shift, c_update), expected) < RTOL
