@@ -47,6 +47,9 @@ META = json.loads(str(REFERENCE["meta"]))
 CASES = {case["name"]: case for case in META["cases"]}
 DEMO = {"lambda1": 0.01, "lambda2": 0.01}
 TIGHT = 1e-8  # stages 3-4: steepest descent and IRWLS from the same inputs
+# stage 3 on genbase (Z, W, objective): 9.4e-9 with OpenBLAS's SkylakeX kernels, 8.2e-9
+# Haswell and Sandybridge, 3.2e-8 Katmai; every other case below 1e-11 on all four
+ALTERNATION_RTOL = 1e-7
 INIT_RTOL = 0.1  # stage 2: relative Frobenius difference of F·W_init (measured: <= 0.044)
 SCORE_ATOL = 3e-3  # stage 5: largest difference of a predicted distribution entry (<= 7.1e-4)
 PRED_AGREEMENT = 0.99  # stage 5: fraction of equal entries of the demo's label sets
@@ -120,11 +123,11 @@ def check_alternation(c: Case) -> None:
         W_init=c.octave("W_init"),
     )
     Z = c.octave("Z")
-    assert max(rel(result.Z[g], Z[g]) for g in range(Z.shape[0])) < TIGHT
-    assert rel(result.W, c.octave("W")) < TIGHT
+    assert max(rel(result.Z[g], Z[g]) for g in range(Z.shape[0])) < ALTERNATION_RTOL
+    assert rel(result.W, c.octave("W")) < ALTERNATION_RTOL
     # P = F Wᵀ cancels large entries of W: a few digits are lost on both sides
-    assert rel(result.P, c.octave("enhanced")) < 1e3 * TIGHT
-    assert abs(result.objectives[-1] / float(c.octave("objective")) - 1) < TIGHT
+    assert rel(result.P, c.octave("enhanced")) < 1e3 * ALTERNATION_RTOL
+    assert abs(result.objectives[-1] / float(c.octave("objective")) - 1) < ALTERNATION_RTOL
 
 
 def check_regressor(c: Case) -> None:
