@@ -68,22 +68,28 @@ from pmlbench.methods.mlknn import MLkNN
 
 
 class Gated(MLkNN):
-    \"\"\"ML-kNN whose second fit in a process waits while the file ``<gate>/closed`` exists,
-    after writing its pid to ``<gate>/waiting/<array job id>_<task id>``: a job held midway,
-    its first unit stored and its second not. ``gate`` names a directory, which unit keys do
-    not cover (a file named in the config would be, and opening the gate would change them).\"\"\"
-
-    fits = 0
+    \"\"\"ML-kNN whose second fit in an array task waits while the file ``<gate>/closed``
+    exists, after writing its pid to ``<gate>/waiting/<array job id>_<task id>``: a job held
+    midway, its first unit stored and its second not. ``gate`` names a directory, which unit
+    keys do not cover (a file named in the config would be, and opening the gate would change
+    them). Fits are counted in files (``<gate>/fitted/<job>``): each unit runs in a forked
+    child, where a class attribute would start again from zero.\"\"\"
 
     def __init__(self, k=10, s=1.0, gate=""):
         super().__init__(k, s)
         self.gate = gate
 
     def fit(self, X, Y):
-        Gated.fits += 1
         gate = Path(self.gate) / "closed"
-        if self.gate and Gated.fits > 1 and gate.exists():
-            job = os.environ["SLURM_ARRAY_JOB_ID"] + "_" + os.environ["SLURM_ARRAY_TASK_ID"]
+        job = os.environ.get("SLURM_ARRAY_JOB_ID", "") + "_" + os.environ.get(
+            "SLURM_ARRAY_TASK_ID", ""
+        )
+        fitted = Path(self.gate) / "fitted" / job if self.gate else None
+        again = fitted is not None and fitted.exists()
+        if fitted is not None:
+            fitted.parent.mkdir(exist_ok=True)
+            fitted.touch()
+        if again and gate.exists():
             waiting = Path(self.gate) / "waiting"
             waiting.mkdir(exist_ok=True)
             (waiting / job).write_text(str(os.getpid()))
