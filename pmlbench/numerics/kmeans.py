@@ -20,25 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmlbench.numerics.exact import gemm_distance_margin, squared_distances
+from pmlbench.numerics.exact import squared_distances
+from pmlbench.numerics.neighbors import kneighbors
 
 
 def _nearest_centres(X: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """Index of the nearest centre of every row, ties to the lower index (see module doc)."""
-    x_sq = np.einsum("ij,ij->i", X, X)
-    c_sq = np.einsum("ij,ij->i", centres, centres)
-    D = x_sq[:, None] + c_sq[None, :] - 2.0 * (X @ centres.T)
-    best = D.min(axis=1)
-    bound = gemm_distance_margin(x_sq, c_sq.max())
-    rows, cols = np.nonzero(D <= (best + 2.0 * bound)[:, None])
-    nearest = np.empty(X.shape[0], dtype=np.int64)
-    exact = squared_distances(X, centres, rows, cols)
-    order = np.lexsort((cols, exact, rows))  # per row: smallest exact distance, lower index
-    rows, cols = rows[order], cols[order]
-    first = np.ones(rows.size, dtype=bool)
-    first[1:] = rows[1:] != rows[:-1]
-    nearest[rows[first]] = cols[first]
-    return nearest
+    """Index of the nearest centre of every row, ties to the lower index: the nearest
+    neighbour among the centres, by :func:`pmlbench.numerics.neighbors.kneighbors`' rule."""
+    return kneighbors(X, centres, 1)[:, 0]
 
 
 def _seed(X: np.ndarray, n_clusters: int, rng: np.random.Generator) -> np.ndarray:
