@@ -178,29 +178,20 @@ def test_whole_fits_on_duplicate_rich_binary_data_ignore_rounding(monkeypatch, m
 
 
 def test_run_json_and_store_records_name_the_cpu_and_the_blas_kernel(tmp_path):
-    import subprocess
-    import sys
-
     from threadpoolctl import threadpool_info
 
     from pmlbench.runner.format import from_json
+    from tests.helpers import run_pmlbench
 
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pmlbench",
-            "method=mlknn",
-            "dataset=genbase",
-            "protocol.n_splits=1",
-            "results_store=store",
-            "cache_dir=null",
-            "quiet=true",
-            "hydra.run.dir=run",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
+    done = run_pmlbench(
+        tmp_path,
+        "method=mlknn",
+        "dataset=genbase",
+        "protocol.n_splits=1",
+        "results_store=store",
+        "cache_dir=null",
+        "quiet=true",
+        "hydra.run.dir=run",
     )
     assert done.returncode == 0, done.stderr
     import scipy.linalg  # noqa: F401  (the run loads scipy's BLAS too)
