@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
@@ -275,3 +277,26 @@ def installed_wheel(tmp_path_factory):
     )
     assert install.returncode == 0, install.stderr
     return wheel, site
+
+
+def regenerated_reference(
+    fixtures: Path, source_variable: str, repository: str, tmp_path: Path, *cases: str
+):
+    """Run ``fixtures/make_reference.py`` (the authors' code in Octave) into ``tmp_path`` and
+    load what it wrote, for the optional tests that compare a fresh Octave run with the
+    committed reference. Skips without ``octave-cli`` or without ``source_variable`` naming a
+    copy (checkout or bare git directory) of ``repository``. ``cases`` narrows the run."""
+    if shutil.which("octave-cli") is None:
+        pytest.skip("octave-cli is not installed (Debian package 'octave')")
+    source = os.environ.get(source_variable)
+    if not source:
+        pytest.skip(f"set {source_variable} to a checkout of {repository} to regenerate")
+    out = tmp_path / "reference.npz"
+    narrow = ["--cases", *cases] if cases else []
+    subprocess.run(
+        [sys.executable, str(fixtures / "make_reference.py"), "--source", source]
+        + ["--out", str(out), *narrow],
+        check=True,
+        capture_output=True,
+    )
+    return np.load(out)

@@ -8,10 +8,6 @@ tests/fixtures/nlr/reference.npz holds the inputs and Octave's outputs; the scri
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +18,7 @@ import pmlbench.methods.nlr as nlr_module
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods.nlr import NLR, minmax_rows, nlr_solve
 from pmlbench.plugins import registry
+from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nlr"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -199,18 +196,7 @@ def test_registered_with_the_demo_defaults():
 def test_regenerated_reference_matches_the_committed_one(tmp_path):
     """Run the authors' NLR.m again in Octave (optional: needs octave-cli and a copy of the
     authors' repository in NLR_SOURCE) and compare with the committed numbers."""
-    if shutil.which("octave-cli") is None:
-        pytest.skip("octave-cli is not installed (Debian package 'octave')")
-    source = os.environ.get("NLR_SOURCE")
-    if not source:
-        pytest.skip("set NLR_SOURCE to a checkout of github.com/Yangfc-ML/NLR to regenerate")
-    out = tmp_path / "reference.npz"
-    subprocess.run(
-        [sys.executable, str(FIXTURES / "make_reference.py"), "--source", source, "--out", out],
-        check=True,
-        capture_output=True,
-    )
-    fresh = np.load(out)
+    fresh = regenerated_reference(FIXTURES, "NLR_SOURCE", "github.com/Yangfc-ML/NLR", tmp_path)
     for name in CASES:
         assert np.array_equal(fresh[f"{name}_N"], REFERENCE[f"{name}_N"])
         assert np.array_equal(fresh[f"{name}_pred"], REFERENCE[f"{name}_pred"])

@@ -21,11 +21,7 @@ Only the last test runs Octave (optional).
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -40,6 +36,7 @@ from pmlbench.methods.pml_ld import enhancement as E
 from pmlbench.methods.pml_ld.estimator import binaryzation
 from pmlbench.methods.pml_ld.msvr import plmsvr
 from pmlbench.plugins import registry
+from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pml_ld"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -339,19 +336,9 @@ def test_registered_with_the_demo_defaults():
 def test_regenerated_reference_agrees(tmp_path):
     """Run the authors' code again in Octave on the small case (optional: needs octave-cli and
     a copy of the authors' repository in PMLLD_SOURCE) and check pmlbench against it."""
-    if shutil.which("octave-cli") is None:
-        pytest.skip("octave-cli is not installed (Debian package 'octave')")
-    source = os.environ.get("PMLLD_SOURCE")
-    if not source:
-        pytest.skip("set PMLLD_SOURCE to a checkout of github.com/palm-ml/PML_LD to regenerate")
-    out = tmp_path / "reference.npz"
-    subprocess.run(
-        [sys.executable, str(FIXTURES / "make_reference.py"), "--source", source]
-        + ["--out", str(out), "--cases", "tiny"],
-        check=True,
-        capture_output=True,
+    fresh = regenerated_reference(
+        FIXTURES, "PMLLD_SOURCE", "github.com/palm-ml/PML_LD", tmp_path, "tiny"
     )
-    fresh = np.load(out)
     c = Case("tiny", fresh, json.loads(str(fresh["meta"])))
     check_features(c)
     check_alternation(c)

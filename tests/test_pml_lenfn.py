@@ -14,10 +14,6 @@ scaled test scores and labels of ``PML_test.m``. Every comparison is to 1e-6 rel
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -31,6 +27,7 @@ from pmlbench.methods import pml_lenfn as M
 from pmlbench.methods.pml_lenfn import PMLLENFN
 from pmlbench.plugins import registry
 from pmlbench.testing import check_method
+from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pml_lenfn"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -473,18 +470,12 @@ def test_wrong_feature_count_at_test_time():
 def test_regenerated_reference_matches_the_committed_one(tmp_path):
     """Run the authors' code again in Octave (optional: needs octave-cli, octave-control and
     a copy of the authors' repository in PMLLENFN_SOURCE) and compare."""
-    if shutil.which("octave-cli") is None:
-        pytest.skip("octave-cli is not installed (Debian packages octave, octave-control)")
-    source = os.environ.get("PMLLENFN_SOURCE")
-    if not source:
-        pytest.skip("set PMLLENFN_SOURCE to a checkout (or bare git dir) of the authors' code")
-    out = tmp_path / "reference.npz"
-    subprocess.run(
-        [sys.executable, str(FIXTURES / "make_reference.py"), "--source", source, "--out", out],
-        check=True,
-        capture_output=True,
+    fresh = regenerated_reference(
+        FIXTURES,
+        "PMLLENFN_SOURCE",
+        "github.com/CcAmbiguous/Partial-Multi-label-Learning-Based-On-Near-Far-Neighborhood-Label-Enhancement-And-Nonlinear-Guidance",
+        tmp_path,
     )
-    fresh = np.load(out)
     for name in CASES:
         assert np.array_equal(fresh[f"{name}_pred_octave"], octave(name, "pred"))
         assert fresh[f"{name}_loss_octave"].size == octave(name, "loss").size

@@ -16,10 +16,6 @@ Only the last test runs Octave (optional).
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -33,6 +29,7 @@ from pmlbench.methods import pml_plr as M
 from pmlbench.methods.pml_plr import MAX_TRAIN, PMLPLR
 from pmlbench.plugins import registry
 from pmlbench.testing import check_method
+from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pml_plr"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -407,19 +404,9 @@ def test_registered_with_the_demo_defaults():
 def test_regenerated_reference_agrees(tmp_path):
     """Run the authors' code again in Octave on the small case (optional: needs octave-cli
     and a copy of the authors' repository in PMLPLR_SOURCE) and check pmlbench against it."""
-    if shutil.which("octave-cli") is None:
-        pytest.skip("octave-cli is not installed (Debian package 'octave')")
-    source = os.environ.get("PMLPLR_SOURCE")
-    if not source:
-        pytest.skip("set PMLPLR_SOURCE to a checkout of github.com/CcAmbiguous/PML-PLR")
-    out = tmp_path / "reference.npz"
-    subprocess.run(
-        [sys.executable, str(FIXTURES / "make_reference.py"), "--source", source]
-        + ["--out", str(out), "--cases", "tiny"],
-        check=True,
-        capture_output=True,
+    fresh = regenerated_reference(
+        FIXTURES, "PMLPLR_SOURCE", "github.com/CcAmbiguous/PML-PLR", tmp_path, "tiny"
     )
-    fresh = np.load(out)
     c = Case("tiny", fresh, json.loads(str(fresh["meta"])))
     check_stage1(c)
     check_stages(c)

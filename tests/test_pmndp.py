@@ -8,10 +8,6 @@ tests/fixtures/pmndp/reference.npz holds the inputs and Octave's outputs; the sc
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +32,7 @@ from pmlbench.methods.pmndp import (
 )
 from pmlbench.plugins import registry
 from pmlbench.testing import check_method
+from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pmndp"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -341,18 +338,9 @@ def test_registered_with_the_demo_defaults():
 def test_regenerated_reference_matches_the_committed_one(tmp_path):
     """Run the authors' code again in Octave (optional: needs octave-cli with the control and
     statistics packages and a copy of the authors' repository in PMNDP_SOURCE)."""
-    if shutil.which("octave-cli") is None:
-        pytest.skip("octave-cli is not installed (Debian package 'octave')")
-    source = os.environ.get("PMNDP_SOURCE")
-    if not source:
-        pytest.skip("set PMNDP_SOURCE to a checkout of github.com/zhongjingyu1/PMNDP")
-    out = tmp_path / "reference.npz"
-    subprocess.run(
-        [sys.executable, str(FIXTURES / "make_reference.py"), "--source", source, "--out", out],
-        check=True,
-        capture_output=True,
+    fresh = regenerated_reference(
+        FIXTURES, "PMNDP_SOURCE", "github.com/zhongjingyu1/PMNDP", tmp_path
     )
-    fresh = np.load(out)
     for name in CASES:
         for part in ("T", "pred"):
             assert np.array_equal(fresh[f"{name}_{part}"], REFERENCE[f"{name}_{part}"])

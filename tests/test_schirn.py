@@ -9,10 +9,6 @@ it (make_reference.py) produced them and regenerates them. Only the last test ru
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +28,7 @@ from pmlbench.methods.schirn import (
 )
 from pmlbench.plugins import registry
 from pmlbench.testing import check_method
+from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "schirn"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -341,18 +338,9 @@ def test_registered_with_the_demo_defaults():
 def test_regenerated_reference_matches_the_committed_one(tmp_path):
     """Run the authors' code again in Octave (optional: needs octave-cli and a copy of the
     authors' repository in SCHIRN_SOURCE) and compare with the committed numbers."""
-    if shutil.which("octave-cli") is None:
-        pytest.skip("octave-cli is not installed (Debian package 'octave')")
-    source = os.environ.get("SCHIRN_SOURCE")
-    if not source:
-        pytest.skip("set SCHIRN_SOURCE to a checkout of github.com/cuiyidan0514/Schirn")
-    out = tmp_path / "reference.npz"
-    subprocess.run(
-        [sys.executable, str(FIXTURES / "make_reference.py"), "--source", source, "--out", out],
-        check=True,
-        capture_output=True,
+    fresh = regenerated_reference(
+        FIXTURES, "SCHIRN_SOURCE", "github.com/cuiyidan0514/Schirn", tmp_path
     )
-    fresh = np.load(out)
     for name in CASES:
         for prefix in ("code_", "sv_") + (("",) if name in LAPACK_STABLE else ()):
             assert np.array_equal(fresh[f"{name}_{prefix}P"], REFERENCE[f"{name}_{prefix}P"])
