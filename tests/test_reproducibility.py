@@ -50,14 +50,92 @@ def noisy_euclidean(seed: int):
     return perturbed
 
 
+def blas_as_if_inexact(monkeypatch) -> None:
+    """Make kneighbors treat BLAS distances of whole-number features as rounded, as it does
+    for other features, so that simulated rounding reaches them (real kernels compute
+    distances of small whole numbers exactly: see the tests below)."""
+    monkeypatch.setattr(neighbors_module, "_integer_valued", lambda X: False)
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_knn_ties_are_broken_by_index_whatever_the_rounding(monkeypatch, sparse):
     X, _ = binary_with_duplicates()
     X = sp.csr_matrix(X) if sparse else X
+    blas_as_if_inexact(monkeypatch)
     reference = knn_graph(X, 10)
     for seed in range(3):
         monkeypatch.setattr(neighbors_module, "euclidean_distances", noisy_euclidean(seed))
         assert np.array_equal(knn_graph(X, 10), reference)
+
+
+def count_features(seed: int = 3, n: int = 150, d: int = 30) -> np.ndarray:
+    """Whole-number counts (like the yeast sets) with repeated rows: many tied distances."""
+    rng = np.random.default_rng(seed)
+    base = rng.poisson(0.7, size=(n - 40, d)).astype(np.float64)
+    return np.vstack([base, base[rng.integers(0, len(base), 40)]])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("features", ["binary", "counts"])
+def test_whole_number_features_skip_the_second_measurement_with_the_same_result(
+    monkeypatch, sparse, features
+):
+    X = binary_with_duplicates()[0] if features == "binary" else count_features()
+    X = sp.csr_matrix(X) if sparse else X
+    query = X[:50]
+    fast = [
+        neighbors_module.kneighbors(X, X, 7, exclude_self=True, return_distance=True),
+        neighbors_module.kneighbors(query, X, 7, return_distance=True),
+    ]
+    calls = []
+    original = neighbors_module.squared_distances
+    monkeypatch.setattr(
+        neighbors_module,
+        "squared_distances",
+        lambda *args: calls.append(1) or original(*args),
+    )
+    neighbors_module.kneighbors(X, X, 7, exclude_self=True)
+    assert not calls  # the exact path measures nothing again
+    blas_as_if_inexact(monkeypatch)
+    remeasured = [
+        neighbors_module.kneighbors(X, X, 7, exclude_self=True, return_distance=True),
+        neighbors_module.kneighbors(query, X, 7, return_distance=True),
+    ]
+    assert calls  # the general path did
+    for (idx, dist), (idx_again, dist_again) in zip(fast, remeasured, strict=True):
+        assert np.array_equal(idx, idx_again)
+        assert np.array_equal(dist, dist_again)  # bit for bit
+
+
+def test_whole_number_distances_do_not_depend_on_the_order_of_the_sums():
+    X = count_features()
+    permuted = np.random.default_rng(4).permutation(X.shape[1])
+    D = neighbors_module.euclidean_distances(X, X, squared=True)
+    D_again = neighbors_module.euclidean_distances(X[:, permuted], X[:, permuted], squared=True)
+    assert np.array_equal(D, D_again)
+    rows, cols = np.nonzero(np.ones_like(D, dtype=bool))
+    assert np.array_equal(D.ravel(), squared_distances(X, X, rows, cols))
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        np.array([[0.5, 1.0], [1.0, 2.0], [3.0, 1.0]]),  # not whole numbers
+        np.array([[1.0, 2.0], [2.0**26, 1.0], [3.0, 1.0]]),  # squared norms too large
+        np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 1.0]], dtype=np.float32),  # single precision
+    ],
+    ids=["fractions", "large", "float32"],
+)
+def test_other_features_are_measured_again(monkeypatch, X):
+    calls = []
+    original = neighbors_module.squared_distances
+    monkeypatch.setattr(
+        neighbors_module,
+        "squared_distances",
+        lambda *args: calls.append(1) or original(*args),
+    )
+    neighbors_module.kneighbors(X, X, 1, exclude_self=True)
+    assert calls
 
 
 def test_knn_ties_on_continuous_features_with_duplicate_rows(monkeypatch):
@@ -170,6 +248,7 @@ def test_tuning_ties_within_rounding_go_to_the_first_grid_point():
 def test_whole_fits_on_duplicate_rich_binary_data_ignore_rounding(monkeypatch, make):
     X, Y = binary_with_duplicates(6, n=160, d=50)
     train, test = X[:100], X[100:]
+    blas_as_if_inexact(monkeypatch)
     reference = make().fit(train, Y[:100]).predict(test)
     monkeypatch.setattr(neighbors_module, "euclidean_distances", noisy_euclidean(11))
     permuted = np.random.default_rng(8).permutation(X.shape[1])

@@ -13,6 +13,11 @@ So every reference row within a rounding margin of the k-th distance
 (:func:`pmlbench.numerics.exact.gemm_distance_margin`) is measured again without BLAS
 (:func:`pmlbench.numerics.exact.squared_distances`), and the order comes from those values:
 the same neighbours, in the same order, with the same distances, on every machine.
+
+Integer-valued features whose squared norms stay below 2**50 (binary and count data: most
+bundled datasets) need no second measurement: every product and partial sum of the BLAS
+distance is then an integer below 2**53, so BLAS computes it exactly in any order and its
+value already is the one :func:`~pmlbench.numerics.exact.squared_distances` gives.
 """
 
 from __future__ import annotations
@@ -26,23 +31,38 @@ from pmlbench.errors import PmlbenchError
 from pmlbench.numerics.exact import gemm_distance_margin, squared_distances
 
 _BLOCK_ENTRIES = 8_000_000  # distance entries held at once (64 MB of float64)
+# Largest sum of two squared row norms for which BLAS distances of integer rows are exact:
+# |x.x - 2 x.y + y.y| and every partial sum stay below 2 * (|x|^2 + |y|^2) < 2**53.
+_EXACT_NORM_SUM = 2.0**50
 
 
 def _refined_smallest(
-    D: np.ndarray, k: int, bound: np.ndarray, X_query, X_ref, offset: int, exclude_self: bool
+    D: np.ndarray,
+    k: int,
+    bound: np.ndarray | None,
+    X_query,
+    X_ref,
+    offset: int,
+    exclude_self: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Indices and exact squared distances of the k nearest, ordered by (distance, column).
 
     ``D`` holds BLAS distances of the query block starting at row ``offset``; ``bound`` (one
     per row) bounds their rounding error. Every column within twice that bound of the k-th
     value is a candidate; candidates are measured again without BLAS and the k smallest kept.
+    ``bound`` None says ``D`` is exact: the candidates are the columns up to the k-th value
+    and their distances are read from ``D``.
     """
     kth = np.partition(D, k - 1, axis=1)[:, k - 1 : k]
-    rows, cols = np.nonzero(D <= kth + 2.0 * bound[:, None])  # row-major: columns ascending
+    margin = 0.0 if bound is None else 2.0 * bound[:, None]
+    rows, cols = np.nonzero(D <= kth + margin)  # row-major: columns ascending
     if exclude_self:
         keep = cols != rows + offset
         rows, cols = rows[keep], cols[keep]
-    exact = squared_distances(X_query, X_ref, rows + offset, cols)
+    if bound is None:
+        exact = D[rows, cols]
+    else:
+        exact = squared_distances(X_query, X_ref, rows + offset, cols)
     order = np.lexsort((cols, exact, rows))
     rows, cols, exact = rows[order], cols[order], exact[order]
     starts = np.searchsorted(rows, np.arange(D.shape[0]))
@@ -74,6 +94,11 @@ def kneighbors(
     ref_sq = _squared_norms(X_ref)
     query_sq = ref_sq if exclude_self else _squared_norms(X_query)
     n_query = X_query.shape[0]
+    blas_is_exact = (
+        _integer_valued(X_query)
+        and _integer_valued(X_ref)
+        and float(query_sq.max(initial=0.0)) + float(ref_sq.max(initial=0.0)) < _EXACT_NORM_SUM
+    )
     block = max(1, _BLOCK_ENTRIES // max(n_ref, 1))
     indices = np.empty((n_query, k), dtype=np.int64)
     distances = np.empty((n_query, k)) if return_distance else None
@@ -84,7 +109,7 @@ def kneighbors(
         )
         if exclude_self:
             D[np.arange(stop - start), np.arange(start, stop)] = np.inf
-        bound = gemm_distance_margin(query_sq[start:stop], ref_sq.max())
+        bound = None if blas_is_exact else gemm_distance_margin(query_sq[start:stop], ref_sq.max())
         idx, exact = _refined_smallest(D, k, bound, X_query, X_ref, start, exclude_self)
         indices[start:stop] = idx
         if distances is not None:
@@ -103,6 +128,15 @@ def shared_knn_graph(X, k: int, exclude_self: bool = True) -> np.ndarray:
     k = int(k)  # a plain Python number for the key
     key = {"X": X, "k": k} if exclude_self else {"X": X, "k": k, "exclude_self": False}
     return cached_array("knn_graph", key, lambda: kneighbors(X, X, k, exclude_self=exclude_self))
+
+
+def _integer_valued(X) -> bool:
+    """Whether ``X`` (dense or sparse) holds float64 or integer whole numbers only (lower
+    precisions are left out: their squared norms may round)."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.dtype.kind not in "iub" and values.dtype != np.float64:
+        return False
+    return bool(np.all(np.isfinite(values)) and np.all(values == np.round(values)))
 
 
 def _squared_norms(X) -> np.ndarray:
