@@ -108,7 +108,7 @@ class MethodHooks(Protocol):
             method's confidence that each candidate label of each training instance is
             true (higher = more likely true; only candidates are read). The protocol scores
             it against the training part's clean labels as ``disambiguation_auc`` and
-            ``disambiguation_precision`` (:mod:`pmlbench.stats.disambiguation`), columns of
+            ``disambiguation_precision`` (:mod:`pmlbench.metrics.disambiguation`), columns of
             results.csv shown in their own table and never ranked with the test metrics.
         machine_dependent: a sentence saying why the method's default numbers depend on the
             machine's BLAS kernels (measured with benchmarks/cross_kernel.py); absent for a

@@ -10,12 +10,12 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from pmlbench.errors import PluginError
-from pmlbench.report import ReportOptions, build_report, write_report
-from pmlbench.stats.disambiguation import (
+from pmlbench.metrics.disambiguation import (
     disambiguation_auc,
     disambiguation_measures,
     disambiguation_precision,
 )
+from pmlbench.report import ReportOptions, build_report, write_report
 
 
 def _problem(seed: int, n: int = 60, labels: int = 8, ties: bool = False):

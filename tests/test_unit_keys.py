@@ -89,6 +89,8 @@ def test_mlknn_covers_its_imports_and_the_protocol_but_not_other_methods():
     ):
         assert foreign not in modules, foreign
     assert not [m for m in modules if m.startswith(("pmlbench.report", "pmlbench.cli"))]
+    # the statistics that compare methods across units never change a unit's numbers
+    assert not [m for m in modules if m.startswith("pmlbench.stats")]
 
 
 def test_a_package_import_runs_its_init_and_what_that_imports():

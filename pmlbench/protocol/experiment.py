@@ -21,6 +21,7 @@ from pmlbench.core.parameters import Interval, Options, Type, check_parameter
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import CONVENTIONS, Metric, degenerate_rows
+from pmlbench.metrics.disambiguation import disambiguation_measures
 from pmlbench.plugins.loading import (
     MethodFactory,
     NoiseModel,
@@ -34,7 +35,6 @@ from pmlbench.protocol.fitting import fit_with_tuning
 from pmlbench.protocol.settings import tune_options
 from pmlbench.protocol.splits import SplitPlan, plan_splits
 from pmlbench.protocol.tuning import scoring_metric, tuning_grid
-from pmlbench.stats.disambiguation import disambiguation_measures
 
 NATURAL_NOISE = "natural"
 

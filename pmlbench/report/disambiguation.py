@@ -1,5 +1,5 @@
 """The disambiguation table: training-side measures of methods that expose their confidence
-per training candidate (``disambiguation_scores_``, :mod:`pmlbench.stats.disambiguation`).
+per training candidate (``disambiguation_scores_``, :mod:`pmlbench.metrics.disambiguation`).
 
 The measures are columns of results.csv (one value per split, repeated on the split's metric
 rows), not metrics: they are shown in their own table (disambiguation.{md,csv}) and never
@@ -13,9 +13,9 @@ import html
 import numpy as np
 import pandas as pd
 
+from pmlbench.metrics.disambiguation import MEASURES
 from pmlbench.report.prepare import Prepared
 from pmlbench.report.render import markdown_escape, markdown_table
-from pmlbench.stats.disambiguation import MEASURES
 
 COLUMNS = ["measure", "dataset", "level", "method", "n", "mean", "std"]
 NAMES = {

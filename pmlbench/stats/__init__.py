@@ -14,8 +14,6 @@
   across datasets, and their win/tie/loss (Benavoli et al., 2017);
   :mod:`~pmlbench.stats.hierarchical`: the hierarchical model over split-level results
   (optional: pystan and baycomp).
-- :mod:`~pmlbench.stats.disambiguation`: how well a method's confidence per training
-  candidate separates the true labels (training-side measures).
 """
 
 from pmlbench.stats.bayesian import (
@@ -25,11 +23,6 @@ from pmlbench.stats.bayesian import (
     bayesian_signed_rank,
     bayesian_win_tie_loss,
     correlated_bayesian_ttest,
-)
-from pmlbench.stats.disambiguation import (
-    disambiguation_auc,
-    disambiguation_measures,
-    disambiguation_precision,
 )
 from pmlbench.stats.friedman import (
     FriedmanResult,
@@ -79,9 +72,6 @@ __all__ = [
     "control_posthoc",
     "corrected_resampled_ttest",
     "correlated_bayesian_ttest",
-    "disambiguation_auc",
-    "disambiguation_measures",
-    "disambiguation_precision",
     "exact_signed_rank_pvalue",
     "friedman_from_ranks",
     "friedman_test",
