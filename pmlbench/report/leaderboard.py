@@ -1,7 +1,7 @@
 """The leaderboard: a suite's results as one Markdown page that a researcher can diff.
 
 ``pmlbench report STORE --reference pml3er --leaderboard docs/leaderboard.md`` writes it
-beside the report. It is another rendering of the same :class:`~pmlbench.report.build.Report`
+beside the report. It is another rendering of the same :class:`~pmlbench.report.model.Report`
 (Table 2's means, the Friedman tests and critical-difference diagrams, the pairwise
 Wilcoxon-Holm tests, the disambiguation measures, the units that did not finish, the
 provenance of the records). One statistic is its own: the reference's win/tie/loss per PML
@@ -31,8 +31,10 @@ from pathlib import Path
 import pandas as pd
 
 from pmlbench.core.atomic import atomic_write_text
-from pmlbench.report import disambiguation, findings, html, pairwise, plots, table2, wtl_table
-from pmlbench.report.build import Report, cd_figures, posthoc_name
+from pmlbench.report import disambiguation, findings, pairwise, plots, table2, wtl_table
+from pmlbench.report.figures import cd_figures, posthoc_name
+from pmlbench.report.model import Report
+from pmlbench.report.provenance import NOT_RECORDED, provenance
 from pmlbench.report.render import arrow, markdown_escape, markdown_table, metric_name
 from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE
 from pmlbench.stats.wtl import Comparisons, compare_with_reference, win_tie_loss
@@ -260,7 +262,7 @@ def _tests_text(report: Report, tested: tuple[Comparisons, pd.DataFrame] | None)
 
 
 def _provenance_text(report: Report, command: Sequence[str]) -> str:
-    info = html.provenance(report, command)
+    info = provenance(report.loaded, command)
     lines = [
         "This page was written by\n",
         "```sh",
@@ -268,7 +270,7 @@ def _provenance_text(report: Report, command: Sequence[str]) -> str:
         "```\n",
     ]
     commands = list(info["commands"])
-    recorded = [c for c, _ in commands if c != html.NOT_RECORDED]
+    recorded = [c for c, _ in commands if c != NOT_RECORDED]
     if recorded:
         lines.append("from results computed by\n")
         lines += ["```sh", *recorded, "```\n"]
@@ -281,7 +283,7 @@ def _provenance_text(report: Report, command: Sequence[str]) -> str:
             markdown_table(
                 ["command", "files"],
                 [
-                    [c if c == html.NOT_RECORDED else f"`{markdown_escape(c)}`", str(n)]
+                    [c if c == NOT_RECORDED else f"`{markdown_escape(c)}`", str(n)]
                     for c, n in commands
                 ],
                 ["l", "r"],
