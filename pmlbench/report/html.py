@@ -33,7 +33,7 @@ from pmlbench.core.atomic import atomic_write_text
 from pmlbench.report import bayes as bayes_tables
 from pmlbench.report import disambiguation as disambiguation_tables
 from pmlbench.report import pairwise as pairwise_tables
-from pmlbench.report import table2 as table2_module
+from pmlbench.report import table2 as table2_tables
 from pmlbench.report import wtl_table
 from pmlbench.report.markdown_html import markdown_html
 from pmlbench.report.model import Report
@@ -234,18 +234,30 @@ def page_data(report: Report, command: Sequence[str] | None = None) -> dict[str,
         data["cmp"] = _comparisons(report, metrics, methods, blocks)
         data["wtl"] = {
             "test": wtl_table.describe_test(report.comparisons),
-            "baselines": [methods[b] for b in dict.fromkeys(report.wtl["baseline"])],
-            "rows": [
-                [methods[r.baseline], -1 if r.metric == "total" else metrics[r.metric]]
-                + [int(r.win), int(r.tie), int(r.loss)]
-                for r in report.wtl.itertuples(index=False)
-                if r.metric == "total" or r.metric in metrics
-            ],
+            **_wtl_counts(wtl_table.grid(report.wtl), metrics, methods),
         }
         data["eff"] = _effect_sizes(report, metrics, methods, blocks)
     if report.bayes is not None:
         data["bayes"] = _bayes(report, metrics, methods, blocks)
     return data
+
+
+def _wtl_counts(
+    grid: wtl_table.Grid,
+    metrics: Mapping[str, int],
+    methods: Mapping[str, int],
+    rows: str = "rows",
+) -> dict[str, list[Any]]:
+    """A win/tie/loss grid as the page's script reads it: the baselines (method indices) and,
+    under ``rows``, [baseline, metric (-1: total), count...] per cell of a metric shown."""
+    return {
+        "baselines": [methods[b] for b in grid.baselines],
+        rows: [
+            [methods[baseline], -1 if metric == "total" else metrics[metric], *counts]
+            for (baseline, metric), counts in grid.counts.items()
+            if metric == "total" or metric in metrics
+        ],
+    }
 
 
 def _effect_sizes(report: Report, metrics, methods, blocks) -> dict[str, Any]:
@@ -310,13 +322,9 @@ def _bayes(report: Report, metrics, methods, blocks) -> dict[str, Any]:
         "test": bayes_tables.describe(b),
         "threshold": b.threshold,
         "rope": b.rope,
-        "baselines": [methods[m] for m in dict.fromkeys(b.wtl["baseline"])],
-        "wtl": [
-            [methods[r.baseline], -1 if r.metric == "total" else metrics[r.metric]]
-            + [int(r.win), int(r.tie), int(r.loss), int(r.undecided)]
-            for r in b.wtl.itertuples(index=False)
-            if r.metric == "total" or r.metric in metrics
-        ],
+        **_wtl_counts(
+            wtl_table.grid(b.wtl, bayes_tables.OUTCOME_COLUMNS), metrics, methods, rows="wtl"
+        ),
         "cmp": per_dataset,
         "cmpHeader": bayes_tables.PER_DATASET_HEADER[3:],
         "across": across,
@@ -345,7 +353,7 @@ def _table2_cells(report: Report, metrics, methods, blocks) -> list[list[Any]]:
     summary = report.table2
     if summary.empty:
         return []
-    cells = table2_module._cells(summary, report.options.digits)
+    cells = table2_tables.cells(summary, report.options.digits)
     higher = summary["metric"].map(report.prepared.directions).astype(bool)
     signed = summary["mean"].where(higher, -summary["mean"])
     ranks = signed.groupby([summary["metric"], summary["dataset"], summary["level"]]).rank(

@@ -87,16 +87,14 @@ def _means_table(
     blocks: list[tuple[str, str]],
     methods: list[str],
 ) -> str:
-    cells = table2._cells(report.table2, report.options.digits)
+    cells = table2.cells(report.table2, report.options.digits)
     rows = []
     for dataset, level in blocks:
         found = cells.get((metric, dataset, level), {})
         row = [markdown_escape(dataset), markdown_escape(level)]
         for method in methods:
             if method in found:
-                mean, std, best = found[method]
-                text = f"{mean} ± {std}"
-                row.append(f"**{text}**" if best else text)
+                row.append(table2.markdown_text(found[method]))
             elif (method, dataset, level) in report.declined:
                 row.append(NOT_APPLICABLE)
             else:
@@ -186,10 +184,10 @@ def _wtl_text(
     wtl = all_wtl if metric is None else all_wtl[all_wtl["metric"] == metric]
     if wtl.empty:
         return ""
-    baselines, metrics, cells = wtl_table._grid(wtl)
-    reference = comparisons.reference
+    table = wtl_table.grid(wtl)
+    baselines, reference = table.baselines, comparisons.reference
     rows = [
-        [wtl_table._label(m), *[cells.get((b, m), NO_RESULT) for b in baselines]] for m in metrics
+        [wtl_table.metric_label(m), *[table.text(b, m) for b in baselines]] for m in table.metrics
     ]
     return (
         f"Win/tie/loss of {reference} against each method over the PML datasets both have "
