@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import numpy as np
 import pandas as pd
 
+from pmlbench.core.parameters import Constraint, Interval, Options, check_parameter
 from pmlbench.errors import PmlbenchError
 from pmlbench.report.across import MetricRanks
 from pmlbench.report.bayes import BayesianResults
@@ -31,9 +31,40 @@ POSTHOCS = ("wilcoxon", "nemenyi", "holm")
 FORMATS = ("parquet",)
 
 
+class _RopeWidth(Interval):
+    """A real number >= 0, named in an error as what it is: a width on a metric's scale."""
+
+    def describe(self) -> str:
+        return "a finite width >= 0 on the metric's scale"
+
+
+# what each option may hold (pmlbench.core.parameters), checked in this order; an error names
+# the option as ``pmlbench report`` spells it (OPTION_FLAGS), the value and what is allowed
+OPTION_CONSTRAINTS: dict[str, list[Constraint]] = {
+    "alpha": [Interval(float, 0, 1, closed="neither")],
+    "test": [Options(TESTS)],
+    "correction": [Options(CORRECTIONS)],
+    "posthoc": [Options(POSTHOCS)],
+    "blocks": [Options(BLOCKS)],
+    "leaderboard_test": [Options(TESTS)],
+    "digits": [Interval(int, 0, 10)],
+    "rope": [_RopeWidth(float, 0, None)],
+    "formats": [Options(FORMATS)],  # each of them
+}
+OPTION_FLAGS = {name: "--" + name.replace("_", "-") for name in OPTION_CONSTRAINTS} | {
+    "formats": "--format"
+}
+
+
 @dataclass
 class ReportOptions:
     """What to compute; the defaults reproduce the paper's protocol.
+
+    Checked when made: each option against :data:`OPTION_CONSTRAINTS` (the declarative
+    constraints of :mod:`pmlbench.core.parameters`), then the options that need another
+    (``bayesian`` a ``reference``, ``hierarchical`` ``bayesian``); a bad one raises a
+    one-line :class:`~pmlbench.errors.PmlbenchError` naming the option as ``pmlbench
+    report`` spells it, the value and what is allowed.
 
     Attributes:
         reference: method whose win/tie/loss against every other method is counted.
@@ -86,33 +117,17 @@ class ReportOptions:
     formats: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
-            raise PmlbenchError(f"alpha must lie in (0, 1), got {self.alpha}")
-        for name, value, allowed in (
-            ("test", self.test, TESTS),
-            ("correction", self.correction, CORRECTIONS),
-            ("posthoc", self.posthoc, POSTHOCS),
-            ("blocks", self.blocks, BLOCKS),
-            ("leaderboard test", self.leaderboard_test, TESTS),
-        ):
-            if value not in allowed:
-                raise PmlbenchError(f"unknown {name} {value!r}; use one of {list(allowed)}")
-        if not 0 <= self.digits <= 10:
-            raise PmlbenchError(f"digits must be between 0 and 10, got {self.digits}")
-        if not (np.isfinite(self.rope) and self.rope >= 0):
-            raise PmlbenchError(
-                f"--rope must be a finite width >= 0 on the metric's scale, got {self.rope}"
-            )
+        self.formats = tuple(self.formats)
+        for name, accepted in OPTION_CONSTRAINTS.items():
+            values = self.formats if name == "formats" else (getattr(self, name),)
+            for value in values:
+                check_parameter(OPTION_FLAGS.get(name, name), value, accepted, prefix="")
         if self.bayesian and self.reference is None:
             raise PmlbenchError(
                 "--bayesian compares the reference with every other method: pass --reference METHOD"
             )
         if self.hierarchical and not self.bayesian:
             raise PmlbenchError("--hierarchical is a Bayesian comparison: add --bayesian")
-        self.formats = tuple(self.formats)
-        unknown = [f for f in self.formats if f not in FORMATS]
-        if unknown:
-            raise PmlbenchError(f"unknown format {unknown[0]!r}; use one of {list(FORMATS)}")
 
 
 @dataclass
