@@ -232,7 +232,7 @@ def test_the_current_code_computes_the_archived_numbers(tmp_path):
 def test_declined_units_are_one_warning_per_method_and_dataset_not_one_per_unit(reproduced):
     """200 declined units become 22 lines (method x dataset, with their levels and splits);
     the splits the paired tests leave out because a method declined are not warned of again."""
-    from pmlbench.report.build import ReportOptions, build_report
+    from pmlbench.report import ReportOptions, build_report
 
     options = ReportOptions(reference="pml3er", plots=False, html=False)
     report = build_report([reproduced / "outputs" / "store"], options)

@@ -620,3 +620,30 @@ def test_parquet_without_pyarrow_is_a_one_line_error(multirun, tmp_path):
         "error: --format parquet needs pyarrow: pip install 'pmlbench[parquet]'"
     )
     assert not out.exists()  # checked before any work
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"alpha": 1.5}, "--alpha must be a number in (0, 1), got 1.5"),
+        ({"test": "welch"}, "--test must be one of 'ttest', 'corrected', got 'welch'"),
+        ({"blocks": "noise"}, "--blocks must be one of 'dataset', 'level', got 'noise'"),
+        (
+            {"leaderboard_test": "x"},
+            "--leaderboard-test must be one of 'ttest', 'corrected', got 'x'",
+        ),
+        ({"digits": 11}, "--digits must be an integer in [0, 10], got 11"),
+        ({"rope": -0.1}, "--rope must be a finite width >= 0 on the metric's scale, got -0.1"),
+        ({"formats": ("parquet", "csv")}, "--format must be one of 'parquet', got 'csv'"),
+        (
+            {"reference": "a", "hierarchical": True},
+            "--hierarchical is a Bayesian comparison: add --bayesian",
+        ),
+    ],
+)
+def test_report_options_name_the_option_the_value_and_the_fix(options, message):
+    """ReportOptions is checked by pmlbench.core.parameters' constraints: one line naming the
+    option as the command spells it, the value given and what it may be."""
+    with pytest.raises(PmlbenchError) as raised:
+        ReportOptions(**options)
+    assert str(raised.value) == message

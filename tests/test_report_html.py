@@ -24,7 +24,9 @@ import pytest
 
 from pmlbench.cli.main import main as cli_main
 from pmlbench.report import ReportOptions, build_report, load_results, write_report
-from pmlbench.report.html import ASSETS, asset, display_command, markdown_html
+from pmlbench.report.html import ASSETS, asset
+from pmlbench.report.markdown_html import markdown_html
+from pmlbench.report.provenance import display_command
 from pmlbench.report.render import metric_name
 from tests.helpers import installed_wheel  # noqa: F401 - builds and installs the wheel
 

@@ -6,14 +6,8 @@ reference method) and tests across datasets; :func:`write_report` writes them as
 LaTeX (booktabs) and CSV with figures and a plain-language summary.
 """
 
-from pmlbench.report.build import (
-    Report,
-    ReportOptions,
-    build_report,
-    print_report,
-    summary_markdown,
-    write_report,
-)
+from pmlbench.report.build import build_report, print_report, summary_markdown, write_report
+from pmlbench.report.model import Report, ReportOptions
 from pmlbench.report.prepare import Prepared, prepare
 from pmlbench.report.sources import LoadedResults, load_results
 

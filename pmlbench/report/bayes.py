@@ -29,10 +29,12 @@ from pmlbench.report.render import (
     metric_name,
     split_rich_table,
 )
-from pmlbench.report.wtl_table import in_report_order
+from pmlbench.report.wtl_table import grid, in_report_order, metric_label
 from pmlbench.stats.bayesian import bayesian_comparisons, bayesian_win_tie_loss
 
 MISSING = "–"
+# the counts of bayes_wtl.csv, as wtl_table.grid reads them
+OUTCOME_COLUMNS = ("win", "tie", "loss", "undecided")
 
 
 @dataclass
@@ -94,23 +96,10 @@ def probability_text(value: float) -> str:
 # ---------------------------------------------------------------------------- win/tie/loss
 
 
-def _grid(wtl: pd.DataFrame) -> tuple[list[str], list[str], dict]:
-    baselines = list(dict.fromkeys(wtl["baseline"]))
-    metrics = list(dict.fromkeys(wtl["metric"]))
-    cells = {
-        (r.baseline, r.metric): f"{r.win}/{r.tie}/{r.loss}/{r.undecided}"
-        for r in wtl.itertuples(index=False)
-    }
-    return baselines, metrics, cells
-
-
-def _label(metric: str) -> str:
-    return "total" if metric == "total" else metric_name(metric)
-
-
 def wtl_markdown(bayes: BayesianResults) -> str:
-    baselines, metrics, cells = _grid(bayes.wtl)
-    rows = [[_label(m), *[cells.get((b, m), MISSING) for b in baselines]] for m in metrics]
+    table = grid(bayes.wtl, OUTCOME_COLUMNS)
+    baselines = table.baselines
+    rows = [[metric_label(m), *[table.text(b, m) for b in baselines]] for m in table.metrics]
     return (
         f"# Bayesian win/tie/loss/undecided of {bayes.reference} against each method\n\n"
         f"Per PML dataset (dataset x noise level) and metric: {describe(bayes)}. A win means "
@@ -126,13 +115,14 @@ def wtl_markdown(bayes: BayesianResults) -> str:
 
 
 def wtl_latex(bayes: BayesianResults) -> str:
-    baselines, metrics, cells = _grid(bayes.wtl)
+    table = grid(bayes.wtl, OUTCOME_COLUMNS)
+    baselines = table.baselines
     body = [
-        [latex_escape(_label(m)), *[cells.get((b, m), MISSING) for b in baselines]]
-        for m in metrics
+        [latex_escape(metric_label(m)), *[table.text(b, m) for b in baselines]]
+        for m in table.metrics
         if m != "total"
     ]
-    total = [["total", *[cells.get((b, "total"), MISSING) for b in baselines]]]
+    total = [["total", *[table.text(b, "total") for b in baselines]]]
     caption = (
         f"Bayesian win/tie/loss/undecided of {latex_escape(bayes.reference)} against each "
         f"method ({latex_escape(describe(bayes))})."
@@ -149,20 +139,20 @@ def wtl_latex(bayes: BayesianResults) -> str:
 def wtl_rich(bayes: BayesianResults, width: int | None = None) -> list[Table]:
     """The Bayesian win/tie/loss/undecided grid for the terminal, split into several tables
     where the baselines do not fit ``width`` characters."""
-    baselines, metrics, cells = _grid(bayes.wtl)
+    table = grid(bayes.wtl, OUTCOME_COLUMNS)
     rows = [
         (
-            [_label(metric)],
-            [cells.get((b, metric), MISSING) for b in baselines],
+            [metric_label(metric)],
+            [table.text(b, metric) for b in table.baselines],
             "bold" if metric == "total" else None,
         )
-        for metric in metrics
+        for metric in table.metrics
     ]
     title = (
         f"Bayesian win/tie/loss/undecided of {bayes.reference} (ROPE ±{bayes.rope:g}, "
         f"P >= {bayes.threshold:g})"
     )
-    return split_rich_table(title, ["metric"], baselines, rows, width)
+    return split_rich_table(title, ["metric"], table.baselines, rows, width)
 
 
 # ---------------------------------------------------------------------------- probabilities

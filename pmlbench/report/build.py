@@ -1,12 +1,16 @@
 """Building a report from result directories and writing it: the API behind
-``pmlbench report``."""
+``pmlbench report``.
+
+:func:`build_report` reads the results and fills a :class:`~pmlbench.report.model.Report`;
+:func:`write_report` writes every file of it (each table module renders its own tables,
+:mod:`pmlbench.report.html` the page, :mod:`pmlbench.report.figures` the figures);
+:func:`print_report` shows it in the terminal.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -20,148 +24,19 @@ from pmlbench.report import disambiguation as disambiguation_tables
 from pmlbench.report import html as html_page
 from pmlbench.report import pairwise as pairwise_tables
 from pmlbench.report import plots, summary, table2, wtl_table
-from pmlbench.report.across import (
-    MetricRanks,
-    friedman_frame,
-    rank_tests,
-    ranks_frame,
-    wilcoxon_tests,
-)
+from pmlbench.report.across import friedman_frame, rank_tests, ranks_frame, wilcoxon_tests
+from pmlbench.report.figures import CAPTIONS, captions_markdown, draw_figures, figure_captions
+from pmlbench.report.model import Report, ReportOptions
 from pmlbench.report.outdir import replace_previous
-from pmlbench.report.prepare import Prepared, prepare
+from pmlbench.report.prepare import prepare
 from pmlbench.report.render import markdown_table, metric_name
-from pmlbench.report.sources import LoadedResults, load_results
-from pmlbench.report.unfinished import (
-    STATUS_NOT_APPLICABLE,
-    declined_cells,
-    empty_unfinished,
-    place_unfinished,
-)
-from pmlbench.stats.bayesian import DEFAULT_ROPE, DEFAULT_THRESHOLD
-from pmlbench.stats.multiple import CORRECTIONS
-from pmlbench.stats.paired import TESTS
+from pmlbench.report.sources import load_results
+from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE, declined_cells, place_unfinished
+from pmlbench.stats.bayesian import DEFAULT_THRESHOLD
 from pmlbench.stats.wtl import UNTESTED, Comparisons, compare_with_reference, win_tie_loss
 
-# wilcoxon: CD-diagram cliques from the pairwise Wilcoxon-Holm tests (report/pairwise.py)
-POSTHOCS = ("wilcoxon", "nemenyi", "holm")
-FORMATS = ("parquet",)
 PARQUET_FILE = "results.parquet"
 MISSING_PYARROW = "--format parquet needs pyarrow: pip install 'pmlbench[parquet]'"
-
-
-@dataclass
-class ReportOptions:
-    """What to compute; the defaults reproduce the paper's protocol.
-
-    Attributes:
-        reference: method whose win/tie/loss against every other method is counted.
-        alpha: significance level of every test.
-        test: ``"ttest"`` (paper) or ``"corrected"`` (Nadeau-Bengio) per PML dataset.
-        correction: ``"none"`` (paper) or ``"holm"`` over all win/tie/loss tests.
-        posthoc: what joins methods in the critical-difference diagrams and the summary:
-            ``"wilcoxon"`` (default) the pairwise Wilcoxon signed-rank tests with Holm's
-            correction (a verdict on two methods does not depend on the others ranked);
-            ``"nemenyi"`` or ``"holm"`` the mean-rank post-hoc tests after Friedman (their
-            verdicts depend on the pool of methods ranked; Benavoli et al., 2016).
-        blocks: ``"dataset"`` (default: one block per dataset, the mean over its noise
-            levels and splits) or ``"level"`` (dataset x noise level) for the tests across
-            datasets: pairwise Wilcoxon, Friedman, Wilcoxon and Bayesian vs the reference.
-        pairwise_by_level: also run the pairwise tests at each noise level on its own.
-        leaderboard_test: the per-dataset test of the leaderboard's win/tie/loss:
-            ``"corrected"`` (default, Nadeau-Bengio) or ``"ttest"``; ``test`` is Table 3's.
-        metrics: metrics to report, in order (default: all, in results order).
-        where: column -> value filters applied before anything else.
-        plots: draw figures (needs matplotlib).
-        sensitivity: method parameters to draw sensitivity curves for (None: detect).
-        digits: decimals in the tables.
-        html: also write report.html, the self-contained interactive page.
-        bayesian: also compare the reference with every other method by Bayesian tests
-            with a region of practical equivalence (needs ``reference``).
-        rope: half-width of that region, on each metric's scale.
-        hierarchical: with ``bayesian``, also the hierarchical Bayesian model over the
-            split-level results (report/hierarchical.py; needs pystan and baycomp).
-        formats: extra output formats: ``"parquet"`` writes the records the report used
-            as results.parquet (needs pyarrow).
-    """
-
-    reference: str | None = None
-    alpha: float = 0.05
-    test: str = "ttest"
-    correction: str = "none"
-    posthoc: str = "wilcoxon"
-    blocks: str = "dataset"
-    pairwise_by_level: bool = False
-    leaderboard_test: str = "corrected"
-    metrics: list[str] | None = None
-    where: dict[str, str] = field(default_factory=dict)
-    plots: bool = True
-    sensitivity: list[str] | None = None
-    digits: int = 3
-    html: bool = True
-    bayesian: bool = False
-    rope: float = DEFAULT_ROPE
-    hierarchical: bool = False
-    formats: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
-            raise PmlbenchError(f"alpha must lie in (0, 1), got {self.alpha}")
-        for name, value, allowed in (
-            ("test", self.test, TESTS),
-            ("correction", self.correction, CORRECTIONS),
-            ("posthoc", self.posthoc, POSTHOCS),
-            ("blocks", self.blocks, pairwise_tables.BLOCKS),
-            ("leaderboard test", self.leaderboard_test, TESTS),
-        ):
-            if value not in allowed:
-                raise PmlbenchError(f"unknown {name} {value!r}; use one of {list(allowed)}")
-        if not 0 <= self.digits <= 10:
-            raise PmlbenchError(f"digits must be between 0 and 10, got {self.digits}")
-        if not (np.isfinite(self.rope) and self.rope >= 0):
-            raise PmlbenchError(
-                f"--rope must be a finite width >= 0 on the metric's scale, got {self.rope}"
-            )
-        if self.bayesian and self.reference is None:
-            raise PmlbenchError(
-                "--bayesian compares the reference with every other method: pass --reference METHOD"
-            )
-        if self.hierarchical and not self.bayesian:
-            raise PmlbenchError("--hierarchical is a Bayesian comparison: add --bayesian")
-        self.formats = tuple(self.formats)
-        unknown = [f for f in self.formats if f not in FORMATS]
-        if unknown:
-            raise PmlbenchError(f"unknown format {unknown[0]!r}; use one of {list(FORMATS)}")
-
-
-@dataclass
-class Report:
-    """Everything a report shows, as data."""
-
-    options: ReportOptions
-    loaded: LoadedResults
-    prepared: Prepared
-    table2: pd.DataFrame
-    comparisons: Comparisons | None
-    wtl: pd.DataFrame | None
-    ranks: dict[str, MetricRanks]
-    wilcoxon: pd.DataFrame | None
-    notes: list[str]
-    warnings: list[str]
-    bayes: bayes_tables.BayesianResults | None = None
-    # the units without results, placed in the tables' cells (report/unfinished.py)
-    unfinished: pd.DataFrame = field(default_factory=empty_unfinished)
-    # every pair of methods across datasets (report/pairwise.py), and per noise level
-    pairwise: pd.DataFrame | None = None
-    pairwise_levels: pd.DataFrame | None = None
-    # training-side measures per PML dataset and method (report/disambiguation.py)
-    disambiguation: pd.DataFrame | None = None
-    # the hierarchical Bayesian comparisons of the reference (report/hierarchical.py)
-    hierarchical: pd.DataFrame | None = None
-
-    @cached_property
-    def declined(self) -> frozenset[tuple[str, str, str]]:
-        """(method, dataset, level) of the cells whose method declined the dataset up front."""
-        return declined_cells(self.unfinished)
 
 
 def _unfinished_warnings(failures: pd.DataFrame, placed: pd.DataFrame) -> list[str]:
@@ -586,123 +461,6 @@ def write_parquet(records: pd.DataFrame, path: Path) -> Path:
         raise PmlbenchError(MISSING_PYARROW)
     frame = parquet_safe(records)
     return atomic_write(path, lambda p: frame.to_parquet(p, engine="pyarrow", index=False))
-
-
-def draw_figures(report: Report, out_dir: Path) -> list[Path]:
-    """CD diagrams, noise curves and sensitivity curves (SVG, PDF and PNG, no titles: see
-    :func:`figure_captions`)."""
-    paths = cd_figures(report, out_dir)
-    paths += plots.noise_curves(report.prepared, report.table2, out_dir)
-    sweeps = plots.sensitivity_params(report.prepared, report.options.sensitivity)
-    paths += plots.sensitivity_curves(report.prepared, sweeps, out_dir)
-    return paths
-
-
-CAPTIONS = "captions.md"
-
-
-def cd_caption(report: Report, metric: str) -> str:
-    """The caption of metric ``metric``'s critical-difference diagram."""
-    r = report.ranks[metric]
-    unit = "datasets" if report.options.blocks == "dataset" else "PML datasets"
-    return (
-        f"{_capital(metric_name(metric))}: average ranks over {r.friedman.n_blocks} {unit} "
-        "(best to the left); bars join methods not significantly different "
-        f"({posthoc_name(report.options.posthoc)}, alpha {report.options.alpha:g})"
-    )
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def figure_captions(report: Report, figures: Iterable[Path]) -> dict[str, str]:
-    """Caption by figure (file stem): the figures carry no title, so that a paper sets its
-    own; the page shows these and ``plots/captions.md`` lists them."""
-    captions: dict[str, str] = {}
-    metrics = sorted(report.prepared.metrics, key=len, reverse=True)
-    for stem in dict.fromkeys(Path(f).stem for f in figures):
-        metric = next((m for m in metrics if stem.endswith("_" + m)), None)
-        if metric is None:
-            continue
-        name = _capital(metric_name(metric))
-        if stem == f"cd_{metric}" and metric in report.ranks:
-            captions[stem] = cd_caption(report, metric)
-        elif stem == plots.noise_figure_stem(metric):
-            captions[stem] = (
-                f"{name} against the noise level: one panel per dataset, one line per method "
-                "(mean ± std over splits)"
-            )
-        elif stem.startswith("sensitivity_"):
-            method, _, param = stem[len("sensitivity_") : -len(metric) - 1].partition("_")
-            captions[stem] = (
-                f"{name} of {method} against its parameter {param} (mean over splits), one "
-                "line per dataset, one panel per noise level"
-            )
-    return captions
-
-
-def captions_markdown(captions: dict[str, str], figures: Iterable[Path]) -> str:
-    """``plots/captions.md``: each figure's files and caption."""
-    files: dict[str, list[str]] = {}
-    for path in figures:
-        files.setdefault(Path(path).stem, []).append(Path(path).name)
-    lines = ["# Figures", ""]
-    for stem, caption in captions.items():
-        names = ", ".join(f"`{n}`" for n in sorted(files.get(stem, [])))
-        lines += [f"## {stem}", "", f"{caption}.", "", f"Files: {names}", ""]
-    return "\n".join(lines)
-
-
-def posthoc_name(posthoc: str) -> str:
-    """How a CD diagram's bars are decided, as its title and captions name it."""
-    if posthoc == "wilcoxon":
-        return "pairwise Wilcoxon signed-rank, Holm"
-    if posthoc == "holm":
-        return "Holm on mean ranks, depends on the pool of methods"
-    return "Nemenyi, depends on the pool of methods"
-
-
-def cd_figures(
-    report: Report, out_dir: Path, formats: tuple[str, ...] = plots.FORMATS
-) -> list[Path]:
-    """The critical-difference diagram of every metric with a Friedman test,
-    ``cd_<metric>.<format>`` in ``out_dir``."""
-    from pmlbench.stats.friedman import nonsignificant_groups
-    from pmlbench.stats.pairwise import pairwise_cliques
-
-    paths: list[Path] = []
-    posthoc = report.options.posthoc
-    for metric, r in report.ranks.items():
-        if posthoc == "wilcoxon" and report.pairwise is not None:
-            pairs = report.pairwise[report.pairwise["metric"] == metric]
-            groups = pairwise_cliques(r.friedman.methods, r.friedman.average_ranks, pairs)
-        else:
-            pairs = r.pairwise
-            flag = "significant_holm" if posthoc == "holm" else "significant_nemenyi"
-            different = {
-                frozenset((a, b))
-                for a, b, s in zip(pairs["method_a"], pairs["method_b"], pairs[flag], strict=True)
-                if s
-            }
-            groups = nonsignificant_groups(
-                list(r.friedman.methods),
-                r.friedman.average_ranks,
-                lambda a, b, d=different: frozenset((a, b)) in d,
-            )
-        title = cd_caption(report, metric)
-        paths += plots.cd_diagram(
-            r.friedman.methods,
-            r.friedman.average_ranks,
-            # the Nemenyi CD bar only where Nemenyi decides the bars; Wilcoxon-Holm has none
-            float("nan") if posthoc == "wilcoxon" else r.critical_difference,
-            groups,
-            title,
-            out_dir,
-            f"cd_{metric}",
-            formats,
-        )
-    return paths
 
 
 def print_report(report: Report, console: Console | None = None) -> None:

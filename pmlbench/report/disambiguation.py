@@ -9,6 +9,7 @@ enter Table 2, the ranks or any test of the test metrics.
 from __future__ import annotations
 
 import html
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from pmlbench.metrics.disambiguation import MEASURES
 from pmlbench.report.prepare import Prepared
 from pmlbench.report.render import markdown_escape, markdown_table
 
+MISSING = "–"
 COLUMNS = ["measure", "dataset", "level", "method", "n", "mean", "std"]
 NAMES = {
     "disambiguation_auc": "disambiguation AUC",
@@ -78,7 +80,21 @@ def disambiguation_frame(prepared: Prepared) -> pd.DataFrame:
     )
 
 
-def _grid(frame: pd.DataFrame, measure: str, digits: int):
+class Grid(NamedTuple):
+    """One measure's table: PML datasets by method, the cell texts ``mean ± std``."""
+
+    methods: list[str]
+    blocks: list[tuple[str, str]]  # (dataset, level)
+    cells: dict[tuple[str, str, str], str]  # (dataset, level, method) -> text
+
+    def text(self, dataset: str, level: str, method: str) -> str:
+        """A cell's text, ``–`` without a value."""
+        return self.cells.get((dataset, level, method), MISSING)
+
+
+def grid(frame: pd.DataFrame, measure: str, digits: int) -> Grid:
+    """The table of ``measure``, as disambiguation.md, report.html and the leaderboard show
+    it (no methods: nothing to show)."""
     rows = frame[frame["measure"] == measure]
     methods = list(dict.fromkeys(rows["method"]))
     blocks = list(dict.fromkeys(zip(rows["dataset"], rows["level"], strict=True)))
@@ -87,17 +103,18 @@ def _grid(frame: pd.DataFrame, measure: str, digits: int):
         + ("" if np.isnan(r.std) else f" ± {r.std:.{digits}f}")
         for r in rows.itertuples(index=False)
     }
-    return methods, blocks, cells
+    return Grid(methods, blocks, cells)
 
 
 def measure_markdown(frame: pd.DataFrame, measure: str, digits: int = 3) -> str:
     """One measure's PML dataset x method table ("–": no value)."""
-    methods, blocks, cells = _grid(frame, measure, digits)
+    table = grid(frame, measure, digits)
+    methods = table.methods
     if not methods:
         return ""
     rows = [
-        [markdown_escape(d), markdown_escape(lv), *[cells.get((d, lv, m), "–") for m in methods]]
-        for d, lv in blocks
+        [markdown_escape(d), markdown_escape(lv), *[table.text(d, lv, m) for m in methods]]
+        for d, lv in table.blocks
     ]
     return markdown_table(["dataset", "noise", *methods], rows, ["l", "l"] + ["r"] * len(methods))
 
@@ -121,15 +138,16 @@ def to_html(frame: pd.DataFrame, digits: int = 3) -> str:
         )
     parts = [f"<p>{html.escape(EXPLANATION)}</p>"]
     for measure in MEASURES:
-        methods, blocks, cells = _grid(frame, measure, digits)
+        table = grid(frame, measure, digits)
+        methods = table.methods
         if not methods:
             continue
         head = "".join(f"<th>{html.escape(m)}</th>" for m in methods)
         body = "".join(
             f"<tr><td>{html.escape(d)}</td><td>{html.escape(lv)}</td>"
-            + "".join(f"<td>{html.escape(cells.get((d, lv, m), '–'))}</td>" for m in methods)
+            + "".join(f"<td>{html.escape(table.text(d, lv, m))}</td>" for m in methods)
             + "</tr>"
-            for d, lv in blocks
+            for d, lv in table.blocks
         )
         parts.append(
             f'<h3>{html.escape(NAMES[measure])}</h3><table class="disambiguation"><thead>'

@@ -3,7 +3,7 @@
 Wilcoxon-Holm tests, where the control beats PML methods, how much is not significant, and
 the reading aids a newcomer needs (the control, n/a, tuning choices at a grid's edge).
 
-Everything here is computed from :class:`~pmlbench.report.build.Report`; nothing is typed in
+Everything here is computed from :class:`~pmlbench.report.model.Report`; nothing is typed in
 by hand, so the text follows the numbers when the suite runs again.
 """
 
@@ -14,7 +14,7 @@ from collections import Counter
 
 import pandas as pd
 
-from pmlbench.report.build import Report
+from pmlbench.report.model import Report
 from pmlbench.report.render import markdown_escape, metric_name
 
 CONTROL = "ridge"  # least squares on the candidates: a control, not a PML method

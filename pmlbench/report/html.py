@@ -4,12 +4,14 @@ The page opens from disk with no network: its CSS and JavaScript are inlined fro
 package data under ``pmlbench/report/assets/``, figures are embedded as ``data:`` URIs, and
 the numbers are embedded once as JSON from which a small dependency-free script builds the
 tables (sortable by any column, filtered by metric, dataset, noise level and method, cells
-switchable between mean ± std and rank). The table texts are formatted here exactly as in
-table2.md and wtl.md, so the page shows the numbers of table2.csv and wtl.csv.
+switchable between mean ± std and rank). The cell texts come from the table modules'
+public cells functions (table2, wtl_table, bayes), the ones that write table2.md and wtl.md,
+so the page shows the numbers of table2.csv and wtl.csv.
 
 Nothing is computed here that the report has not computed already, except the rank of
-each method within a Table 2 row (for the rank view) and the provenance, read from the run
-records (``run.json``) and store records the report's results came from.
+each method within a Table 2 row (for the rank view). The provenance is read by
+:mod:`pmlbench.report.provenance`, the summary converted by
+:mod:`pmlbench.report.markdown_html`.
 """
 
 from __future__ import annotations
@@ -18,29 +20,27 @@ import base64
 import html
 import json
 import re
-import shlex
-import sys
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from pmlbench import __version__
 from pmlbench.core.atomic import atomic_write_text
 from pmlbench.report import bayes as bayes_tables
 from pmlbench.report import disambiguation as disambiguation_tables
 from pmlbench.report import pairwise as pairwise_tables
-from pmlbench.report import table2 as table2_module
+from pmlbench.report import table2 as table2_tables
 from pmlbench.report import wtl_table
+from pmlbench.report.markdown_html import markdown_html
+from pmlbench.report.model import Report
+from pmlbench.report.provenance import Provenance, provenance
 from pmlbench.report.render import metric_name
-from pmlbench.runner.format import RESULTS_FILE, RUN_RECORD_FILE, UNITS_FILE, from_json
+from pmlbench.runner.format import RESULTS_FILE
 from pmlbench.stats.wtl import OUTCOMES
-
-if TYPE_CHECKING:
-    from pmlbench.report.build import Report
 
 HTML_FILE = "report.html"
 ASSETS = ("report.html", "report.css", "report.js")
@@ -50,7 +50,6 @@ FIGURE_KINDS = {
     "noise": ("Metric versus noise", "Metric versus noise level"),
     "sensitivity": ("Parameter sensitivity", "Sensitivity"),
 }
-NOT_RECORDED = "not recorded"
 
 
 def asset(name: str) -> str:
@@ -92,8 +91,6 @@ def render_html(
         command: the command line that made the report (default: ``sys.argv``).
         captions: caption by figure file stem (the figures carry no title).
     """
-    from pmlbench import __version__
-
     data = page_data(report, command)
     p = report.prepared
     n_units = len(data["units"])
@@ -231,24 +228,36 @@ def page_data(report: Report, command: Sequence[str] | None = None) -> dict[str,
         "bayes": None,
         "ranks": _ranks(report, metrics, methods),
         "units": unit_rows(report),
-        "prov": provenance(report, command),
+        "prov": provenance(report.loaded, command),
     }
     if report.comparisons is not None and report.wtl is not None:
         data["cmp"] = _comparisons(report, metrics, methods, blocks)
         data["wtl"] = {
             "test": wtl_table.describe_test(report.comparisons),
-            "baselines": [methods[b] for b in dict.fromkeys(report.wtl["baseline"])],
-            "rows": [
-                [methods[r.baseline], -1 if r.metric == "total" else metrics[r.metric]]
-                + [int(r.win), int(r.tie), int(r.loss)]
-                for r in report.wtl.itertuples(index=False)
-                if r.metric == "total" or r.metric in metrics
-            ],
+            **_wtl_counts(wtl_table.grid(report.wtl), metrics, methods),
         }
         data["eff"] = _effect_sizes(report, metrics, methods, blocks)
     if report.bayes is not None:
         data["bayes"] = _bayes(report, metrics, methods, blocks)
     return data
+
+
+def _wtl_counts(
+    grid: wtl_table.Grid,
+    metrics: Mapping[str, int],
+    methods: Mapping[str, int],
+    rows: str = "rows",
+) -> dict[str, list[Any]]:
+    """A win/tie/loss grid as the page's script reads it: the baselines (method indices) and,
+    under ``rows``, [baseline, metric (-1: total), count...] per cell of a metric shown."""
+    return {
+        "baselines": [methods[b] for b in grid.baselines],
+        rows: [
+            [methods[baseline], -1 if metric == "total" else metrics[metric], *counts]
+            for (baseline, metric), counts in grid.counts.items()
+            if metric == "total" or metric in metrics
+        ],
+    }
 
 
 def _effect_sizes(report: Report, metrics, methods, blocks) -> dict[str, Any]:
@@ -313,13 +322,9 @@ def _bayes(report: Report, metrics, methods, blocks) -> dict[str, Any]:
         "test": bayes_tables.describe(b),
         "threshold": b.threshold,
         "rope": b.rope,
-        "baselines": [methods[m] for m in dict.fromkeys(b.wtl["baseline"])],
-        "wtl": [
-            [methods[r.baseline], -1 if r.metric == "total" else metrics[r.metric]]
-            + [int(r.win), int(r.tie), int(r.loss), int(r.undecided)]
-            for r in b.wtl.itertuples(index=False)
-            if r.metric == "total" or r.metric in metrics
-        ],
+        **_wtl_counts(
+            wtl_table.grid(b.wtl, bayes_tables.OUTCOME_COLUMNS), metrics, methods, rows="wtl"
+        ),
         "cmp": per_dataset,
         "cmpHeader": bayes_tables.PER_DATASET_HEADER[3:],
         "across": across,
@@ -348,7 +353,7 @@ def _table2_cells(report: Report, metrics, methods, blocks) -> list[list[Any]]:
     summary = report.table2
     if summary.empty:
         return []
-    cells = table2_module._cells(summary, report.options.digits)
+    cells = table2_tables.cells(summary, report.options.digits)
     higher = summary["metric"].map(report.prepared.directions).astype(bool)
     signed = summary["mean"].where(higher, -summary["mean"])
     ranks = signed.groupby([summary["metric"], summary["dataset"], summary["level"]]).rank(
@@ -436,191 +441,12 @@ def unit_rows(report: Report) -> list[list[str]]:
     return rows
 
 
-# ---------------------------------------------------------------------------- provenance
-
-
-def display_command(argv: Sequence[str] | None) -> str:
-    """A command line as the user typed it: ``python -m pmlbench ...``, ``pmlbench ...``."""
-    if not argv:
-        return NOT_RECORDED
-    program = Path(str(argv[0]))
-    if program.name == "__main__.py":
-        head = f"python -m {program.parent.name}"
-    else:
-        head = program.name
-    return " ".join([head, shlex.join(str(a) for a in argv[1:])]).strip()
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = from_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _run_info(source: Path, run_records: dict[Path, dict[str, Any] | None]) -> dict[str, Any]:
-    """Versions, git commit and command of the run behind one result source.
-
-    A results.csv or units.json is described by the run.json beside it (a run directory by
-    its own); a store record (finished or failed unit) carries versions and commit itself
-    and names its run directory, whose run.json holds the command.
-    """
-
-    def run_json(run_dir: Path) -> dict[str, Any]:
-        if run_dir not in run_records:
-            run_records[run_dir] = _read_json(run_dir / RUN_RECORD_FILE)
-        return run_records[run_dir] or {}
-
-    if source.is_dir() or source.name in (RESULTS_FILE, UNITS_FILE):
-        record = run_json(source if source.is_dir() else source.parent)
-        return {
-            "versions": record.get("versions") or {},
-            "git_commit": record.get("git_commit"),
-            "command": record.get("command"),
-        }
-    record = _read_json(source) or {}
-    run = record.get("run") or {}
-    command = record.get("command") or run.get("command")
-    if command is None and run.get("run_dir"):
-        command = run_json(Path(run["run_dir"])).get("command")
-    return {
-        "versions": run.get("versions") or record.get("versions") or {},
-        "git_commit": run.get("git_commit", record.get("git_commit")),
-        "command": command,
-    }
-
-
-def provenance(report: Report, command: Sequence[str] | None = None) -> dict[str, Any]:
-    """Where the results came from (versions, commits, command lines, from the run records
-    and store records of every result file read) and how this report was made."""
-    from pmlbench.runner.outputs import git_commit, package_versions
-
-    loaded = report.loaded
-    found = list(loaded.records["source"].astype(str)) if "source" in loaded.records else []
-    found += [str(p) for p in loaded.failures.get("path", [])]
-    found += [str(p) for p in loaded.incomplete]
-    sources = [Path(s) for s in dict.fromkeys(found)]
-    run_records: dict[Path, dict[str, Any] | None] = {}
-    commands: Counter[str] = Counter()
-    commits: Counter[str] = Counter()
-    versions: dict[str, Counter[str]] = {}
-    for source in sources:
-        info = _run_info(source, run_records)
-        commands[display_command(info["command"]) if info["command"] else NOT_RECORDED] += 1
-        commits[str(info["git_commit"] or NOT_RECORDED)] += 1
-        for package, version in (info["versions"] or {}).items():
-            versions.setdefault(str(package), Counter())[str(version)] += 1
-    now = package_versions()
-    try:
-        from pmlbench import __version__
-
-        now.setdefault("pmlbench", __version__)
-    except ImportError:  # pragma: no cover - the package always has a version
-        pass
-    packages = list(dict.fromkeys([*versions, *now]))
-    return {
-        "generated": time.strftime("%Y-%m-%d %H:%M %Z").strip(),
-        "report_command": display_command(list(command) if command is not None else sys.argv),
-        "report_commit": git_commit() or NOT_RECORDED,
-        "sources": len(sources),
-        "inputs": [str(f) for f in loaded.files],
-        "commands": [[c, n] for c, n in commands.most_common()],
-        "commits": [[c, n] for c, n in commits.most_common()],
-        "versions": [
-            [
-                package,
-                ", ".join(
-                    v if len(versions[package]) == 1 else f"{v} ({n})"
-                    for v, n in versions[package].most_common()
-                )
-                if package in versions
-                else "–",
-                now.get(package, "–"),
-            ]
-            for package in packages
-        ],
-    }
-
-
 # ---------------------------------------------------------------------------- sections
 
 
 def _section(anchor: str, title: str, lead: str, body: str) -> str:
     lead_html = f'<p class="lead">{lead}</p>' if lead else ""
     return f'<section class="panel" id="{anchor}"><h2>{_e(title)}</h2>{lead_html}{body}</section>'
-
-
-def _inline(text: str) -> str:
-    """Escape a line of the summary and keep its **bold** and `code`."""
-    text = _e(text)
-    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
-
-
-def markdown_html(markdown: str) -> str:
-    """The small Markdown the summary uses as HTML: ``##`` headings, bullets, ``**bold**``
-    and paragraphs; the top-level heading is dropped (the section has its own).
-
-    A line that is bold only (e.g. "**pml3er vs mlknn**") heads a group of bullets; groups
-    sit side by side in a grid, each folded under its heading and its "In total" line
-    when it has one (the other bullets are a click away).
-    """
-    tokens: list[tuple[str, str]] = []
-    for line in markdown.splitlines():
-        stripped = line.strip()
-        if not stripped or re.match(r"^# ", stripped):
-            continue
-        heading = re.match(r"^#{2,6} (.*)$", stripped)
-        group = re.fullmatch(r"\*\*(.+)\*\*", stripped)
-        if stripped.startswith("- "):
-            tokens.append(("li", stripped[2:]))
-        elif heading:
-            tokens.append(("h", heading.group(1)))
-        elif group:
-            tokens.append(("group", group.group(1)))
-        else:
-            tokens.append(("p", stripped))
-    out: list[str] = []
-    list_class = ""
-    i = 0
-    while i < len(tokens):
-        kind, text = tokens[i]
-        if kind == "h":
-            list_class = ' class="warnings"' if "warning" in text.lower() else ""
-            out.append(f"<h3>{_inline(text)}</h3>")
-            i += 1
-        elif kind == "p":
-            out.append(f"<p>{_inline(text)}</p>")
-            i += 1
-        elif kind == "li":
-            items = []
-            while i < len(tokens) and tokens[i][0] == "li":
-                items.append(f"<li>{_inline(tokens[i][1])}</li>")
-                i += 1
-            out.append(f"<ul{list_class}>{''.join(items)}</ul>")
-        else:
-            out.append('<div class="sum-grid">')
-            while i < len(tokens) and tokens[i][0] == "group":
-                title = tokens[i][1]
-                i += 1
-                items = []
-                while i < len(tokens) and tokens[i][0] == "li":
-                    items.append(tokens[i][1])
-                    i += 1
-                out.append(_summary_group(title, items))
-            out.append("</div>")
-    return "\n".join(out)
-
-
-def _summary_group(title: str, items: list[str]) -> str:
-    total = items[-1] if items and items[-1].startswith("In total") else None
-    shown = f"<strong>{_inline(title)}</strong>" + (f": {_inline(total)}" if total else "")
-    bullets = "".join(f"<li>{_inline(item)}</li>" for item in items if item is not total)
-    return (
-        f'<details class="sum-group"{"" if total else " open"}><summary>{shown}</summary>'
-        f"<ul>{bullets}</ul></details>"
-    )
 
 
 def _summary_section(summary: str) -> str:
@@ -779,7 +605,7 @@ def _units_section(units: list[list[str]]) -> str:
     )
 
 
-def _provenance_section(prov: dict[str, Any], report: Report) -> str:
+def _provenance_section(prov: Provenance, report: Report) -> str:
     o = report.options
     settings = [
         f"reference {o.reference}" if o.reference else "no reference",

@@ -1,7 +1,7 @@
 """The leaderboard: a suite's results as one Markdown page that a researcher can diff.
 
 ``pmlbench report STORE --reference pml3er --leaderboard docs/leaderboard.md`` writes it
-beside the report. It is another rendering of the same :class:`~pmlbench.report.build.Report`
+beside the report. It is another rendering of the same :class:`~pmlbench.report.model.Report`
 (Table 2's means, the Friedman tests and critical-difference diagrams, the pairwise
 Wilcoxon-Holm tests, the disambiguation measures, the units that did not finish, the
 provenance of the records). One statistic is its own: the reference's win/tie/loss per PML
@@ -31,8 +31,10 @@ from pathlib import Path
 import pandas as pd
 
 from pmlbench.core.atomic import atomic_write_text
-from pmlbench.report import disambiguation, findings, html, pairwise, plots, table2, wtl_table
-from pmlbench.report.build import Report, cd_figures, posthoc_name
+from pmlbench.report import disambiguation, findings, pairwise, plots, table2, wtl_table
+from pmlbench.report.figures import cd_figures, posthoc_name
+from pmlbench.report.model import Report
+from pmlbench.report.provenance import NOT_RECORDED, provenance
 from pmlbench.report.render import arrow, markdown_escape, markdown_table, metric_name
 from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE
 from pmlbench.stats.wtl import Comparisons, compare_with_reference, win_tie_loss
@@ -85,16 +87,14 @@ def _means_table(
     blocks: list[tuple[str, str]],
     methods: list[str],
 ) -> str:
-    cells = table2._cells(report.table2, report.options.digits)
+    cells = table2.cells(report.table2, report.options.digits)
     rows = []
     for dataset, level in blocks:
         found = cells.get((metric, dataset, level), {})
         row = [markdown_escape(dataset), markdown_escape(level)]
         for method in methods:
             if method in found:
-                mean, std, best = found[method]
-                text = f"{mean} ± {std}"
-                row.append(f"**{text}**" if best else text)
+                row.append(table2.markdown_text(found[method]))
             elif (method, dataset, level) in report.declined:
                 row.append(NOT_APPLICABLE)
             else:
@@ -184,10 +184,10 @@ def _wtl_text(
     wtl = all_wtl if metric is None else all_wtl[all_wtl["metric"] == metric]
     if wtl.empty:
         return ""
-    baselines, metrics, cells = wtl_table._grid(wtl)
-    reference = comparisons.reference
+    table = wtl_table.grid(wtl)
+    baselines, reference = table.baselines, comparisons.reference
     rows = [
-        [wtl_table._label(m), *[cells.get((b, m), NO_RESULT) for b in baselines]] for m in metrics
+        [wtl_table.metric_label(m), *[table.text(b, m) for b in baselines]] for m in table.metrics
     ]
     return (
         f"Win/tie/loss of {reference} against each method over the PML datasets both have "
@@ -260,7 +260,7 @@ def _tests_text(report: Report, tested: tuple[Comparisons, pd.DataFrame] | None)
 
 
 def _provenance_text(report: Report, command: Sequence[str]) -> str:
-    info = html.provenance(report, command)
+    info = provenance(report.loaded, command)
     lines = [
         "This page was written by\n",
         "```sh",
@@ -268,7 +268,7 @@ def _provenance_text(report: Report, command: Sequence[str]) -> str:
         "```\n",
     ]
     commands = list(info["commands"])
-    recorded = [c for c, _ in commands if c != html.NOT_RECORDED]
+    recorded = [c for c, _ in commands if c != NOT_RECORDED]
     if recorded:
         lines.append("from results computed by\n")
         lines += ["```sh", *recorded, "```\n"]
@@ -281,7 +281,7 @@ def _provenance_text(report: Report, command: Sequence[str]) -> str:
             markdown_table(
                 ["command", "files"],
                 [
-                    [c if c == html.NOT_RECORDED else f"`{markdown_escape(c)}`", str(n)]
+                    [c if c == NOT_RECORDED else f"`{markdown_escape(c)}`", str(n)]
                     for c, n in commands
                 ],
                 ["l", "r"],

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -150,6 +151,28 @@ def matrix_order(frame: pd.DataFrame, metric: str, higher: bool) -> list[str]:
     return sorted(methods, key=lambda m: -wins[m])
 
 
+class Matrix(NamedTuple):
+    """The multi-comparison matrix of one metric: methods best first, and per (row, column)
+    pair the cell text (mean of row - column, the row's wins/ties/losses, Holm-adjusted p;
+    ``–`` without a common block) and whether the pair differs significantly."""
+
+    order: list[str]
+    cells: dict[tuple[str, str], tuple[str, bool]]
+
+    def cell(self, row: str, column: str) -> tuple[str, bool]:
+        """(text, significant) of a cell; the diagonal is empty."""
+        return ("", False) if row == column else self.cells[(row, column)]
+
+
+def matrix(frame: pd.DataFrame, metric: str, higher: bool, digits: int = 3) -> Matrix:
+    """One metric's matrix, as pairwise.md, the terminal, report.html and the leaderboard
+    show it."""
+    order = matrix_order(frame, metric, higher)
+    tests = _oriented(frame, metric)
+    cells = {(r, c): _cell(tests.get((r, c)), digits) for r in order for c in order if r != c}
+    return Matrix(order, cells)
+
+
 def describe(frame: pd.DataFrame, alpha: float) -> str:
     blocks = frame["blocks"].iloc[0] if len(frame) else BLOCK_LABELS["dataset"]
     return (
@@ -162,18 +185,15 @@ def describe(frame: pd.DataFrame, alpha: float) -> str:
 
 def matrix_markdown(frame: pd.DataFrame, metric: str, higher: bool, digits: int = 3) -> str:
     """The multi-comparison matrix of one metric as a pipe table."""
-    order = matrix_order(frame, metric, higher)
+    table = matrix(frame, metric, higher, digits)
+    order = table.order
     if len(order) < 2:
         return ""
-    cells = _oriented(frame, metric)
     rows = []
     for r in order:
         row = [markdown_escape(r)]
         for c in order:
-            if r == c:
-                row.append("")
-                continue
-            text, significant = _cell(cells.get((r, c)), digits)
+            text, significant = table.cell(r, c)
             row.append(f"**{text}**" if significant else text)
         rows.append(row)
     return markdown_table(["", *order], rows, ["l"] + ["r"] * len(order))
@@ -213,15 +233,15 @@ def to_rich(
 
     tables: list[Table] = []
     for metric in prepared.metrics:
-        order = matrix_order(frame, metric, prepared.directions[metric])
+        table = matrix(frame, metric, prepared.directions[metric], digits)
+        order = table.order
         if len(order) < 2:
             continue
-        cells = _oriented(frame, metric)
         rows = []
         for r in order:
             values: list[str | Text] = []
             for c in order:
-                text, significant = ("", False) if r == c else _cell(cells.get((r, c)), digits)
+                text, significant = table.cell(r, c)
                 values.append(Text(text, style="bold") if significant else text)
             rows.append(([r], values, None))
         title = (
@@ -236,16 +256,16 @@ def to_html(frame: pd.DataFrame, prepared: Prepared, alpha: float, digits: int =
     """The matrices as static HTML tables (report.html's "Pairwise" section body)."""
     parts = [f"<p>{html.escape(describe(frame, alpha))}</p>"]
     for metric in prepared.metrics:
-        order = matrix_order(frame, metric, prepared.directions[metric])
+        table = matrix(frame, metric, prepared.directions[metric], digits)
+        order = table.order
         if len(order) < 2:
             continue
-        cells = _oriented(frame, metric)
         head = "".join(f"<th>{html.escape(m)}</th>" for m in order)
         body = []
         for r in order:
             tds = []
             for c in order:
-                text, significant = ("", False) if r == c else _cell(cells.get((r, c)), digits)
+                text, significant = table.cell(r, c)
                 text = html.escape(text)
                 tds.append(f"<td><b>{text}</b></td>" if significant else f"<td>{text}</td>")
             body.append(f"<tr><th>{html.escape(r)}</th>{''.join(tds)}</tr>")

@@ -1,6 +1,6 @@
 """Figures (matplotlib, the optional ``plots`` extra), each written as SVG, PDF and PNG (300
 dpi), with no title drawn in: a figure's caption is in the report's page and in
-``plots/captions.md`` (pmlbench.report.build.figure_captions), where a paper can take it.
+``plots/captions.md`` (pmlbench.report.figures.figure_captions), where a paper can take it.
 
 - critical-difference diagram per metric (Demšar, 2006, Fig. 1): methods on an average-rank
   axis (best to the left), the Nemenyi critical difference, and thick bars joining methods

@@ -7,6 +7,9 @@ direction, so that equal-looking numbers are bold together.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
 import numpy as np
 import pandas as pd
 from rich.table import Table
@@ -52,33 +55,47 @@ def summarise(prepared: Prepared, digits: int = 3) -> pd.DataFrame:
     return summary[SUMMARY_COLUMNS].reset_index(drop=True)
 
 
-def _cells(summary: pd.DataFrame, digits: int):
-    """(metric, dataset, level) -> method -> (mean text, std text, best)."""
-    cells: dict = {}
+class Cell(NamedTuple):
+    """One Table 2 cell as every rendering shows it."""
+
+    mean: str  # the mean with ``digits`` decimals
+    std: str  # the sample std with ``digits`` decimals, ``–`` from a single split
+    best: bool  # the best rounded mean of its row in the metric's direction
+
+
+def cells(summary: pd.DataFrame, digits: int) -> dict[tuple[str, str, str], dict[str, Cell]]:
+    """(metric, dataset, level) -> method -> its :class:`Cell`, for every row of
+    :func:`summarise`'s frame: the texts of table2.md, table2.tex, the terminal, report.html
+    and the leaderboard."""
+    found: dict[tuple[str, str, str], dict[str, Cell]] = {}
     for row in summary.itertuples(index=False):
         std = MISSING if np.isnan(row.std) else f"{row.std:.{digits}f}"
-        cells.setdefault((row.metric, row.dataset, row.level), {})[row.method] = (
-            f"{row.mean:.{digits}f}",
-            std,
-            bool(row.best),
+        found.setdefault((row.metric, row.dataset, row.level), {})[row.method] = Cell(
+            f"{row.mean:.{digits}f}", std, bool(row.best)
         )
-    return cells
+    return found
+
+
+def markdown_text(cell: Cell) -> str:
+    """A cell in Markdown: ``mean ± std``, in bold when it is the best of its row."""
+    text = f"{cell.mean} ± {cell.std}"
+    return f"**{text}**" if cell.best else text
 
 
 def _rows(
     prepared: Prepared,
     summary: pd.DataFrame,
     digits: int,
-    fmt,
+    fmt: Callable[[Cell], Any],
     declined: frozenset[tuple[str, str, str]] = frozenset(),
-):
+) -> Iterator[tuple[str, list[list[Any]]]]:
     """Per metric, the rows [dataset, level, cell per method]; a cell without results is
     ``n/a`` where its method declined the dataset up front, ``–`` otherwise."""
-    cells = _cells(summary, digits)
+    table = cells(summary, digits)
     for metric in prepared.metrics:
         rows = []
         for dataset, level in prepared.blocks:
-            found = cells.get((metric, dataset, level))
+            found = table.get((metric, dataset, level))
             if found is None:
                 continue
             rows.append(
@@ -86,7 +103,7 @@ def _rows(
                     dataset,
                     level,
                     *[
-                        fmt(*found[m])
+                        fmt(found[m])
                         if m in found
                         else NOT_APPLICABLE
                         if (m, dataset, level) in declined
@@ -104,15 +121,11 @@ def to_markdown(
     digits: int = 3,
     declined: frozenset[tuple[str, str, str]] = frozenset(),
 ) -> str:
-    def fmt(mean, std, best):
-        text = f"{mean} ± {std}"
-        return f"**{text}**" if best else text
-
     parts = ["# Table 2: mean ± std over splits (best per row in bold)\n"]
     if declined:
         parts.append(f"\n{LEGEND}.\n")
     header = [*HEADER, *prepared.methods]
-    for metric, rows in _rows(prepared, summary, digits, fmt, declined):
+    for metric, rows in _rows(prepared, summary, digits, markdown_text, declined):
         direction = "higher is better" if prepared.directions[metric] else "lower is better"
         parts.append(
             f"\n## {metric_name(metric)} {arrow(prepared.directions[metric])} ({direction})\n\n"
@@ -128,9 +141,9 @@ def to_latex(
     digits: int = 3,
     declined: frozenset[tuple[str, str, str]] = frozenset(),
 ) -> str:
-    def fmt(mean, std, best):
-        text = f"{mean}$\\pm${std}" if std != MISSING else mean
-        return rf"\textbf{{{text}}}" if best else text
+    def fmt(cell: Cell) -> str:
+        text = f"{cell.mean}$\\pm${cell.std}" if cell.std != MISSING else cell.mean
+        return rf"\textbf{{{text}}}" if cell.best else text
 
     blocks = []
     for metric, rows in _rows(prepared, summary, digits, fmt, declined):
@@ -160,9 +173,9 @@ def to_rich(
     ``declined`` holds (method, dataset, level) of cells whose method declined the dataset
     up front: shown as ``n/a`` rather than as missing."""
 
-    def fmt(mean, std, best):
-        text = f"{mean} ± {std}"
-        return Text(text, style="bold green") if best else text
+    def fmt(cell: Cell) -> str | Text:
+        text = f"{cell.mean} ± {cell.std}"
+        return Text(text, style="bold green") if cell.best else text
 
     tables = []
     for metric, rows in _rows(prepared, summary, digits, fmt, declined):

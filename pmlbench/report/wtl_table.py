@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from pmlbench.stats.paired import TEST_NAMES
 from pmlbench.stats.wtl import Comparisons
 
 MISSING = "–"
+COUNT_COLUMNS = ("win", "tie", "loss")
 
 
 def describe_test(comparisons: Comparisons) -> str:
@@ -38,16 +40,36 @@ def describe_test(comparisons: Comparisons) -> str:
     return text
 
 
-def _grid(wtl: pd.DataFrame) -> tuple[list[str], list[str], dict]:
-    baselines = list(dict.fromkeys(wtl["baseline"]))
-    metrics = list(dict.fromkeys(wtl["metric"]))
-    cells = {
-        (r.baseline, r.metric): f"{r.win}/{r.tie}/{r.loss}" for r in wtl.itertuples(index=False)
-    }
-    return baselines, metrics, cells
+class Grid(NamedTuple):
+    """A win/tie/loss table: a row per metric (and ``total``), a column per baseline."""
+
+    baselines: list[str]  # in the order of the frame
+    metrics: list[str]  # in the order of the frame, ``total`` included
+    counts: dict[tuple[str, str], tuple[int, ...]]  # (baseline, metric) -> the counts
+    cells: dict[tuple[str, str], str]  # (baseline, metric) -> "win/tie/loss"
+
+    def text(self, baseline: str, metric: str) -> str:
+        """The cell of ``baseline`` and ``metric``: its counts joined by ``/``, ``–`` if none."""
+        return self.cells.get((baseline, metric), MISSING)
 
 
-def _label(metric: str) -> str:
+def grid(wtl: pd.DataFrame, columns: Sequence[str] = COUNT_COLUMNS) -> Grid:
+    """The win/tie/loss grid of a frame with baseline, metric and count columns (``wtl.csv``;
+    the Bayesian ``bayes_wtl.csv`` with ``columns`` win, tie, loss, undecided): what wtl.md,
+    wtl.tex, the terminal, report.html and the leaderboard show."""
+    counts: dict[tuple[str, str], tuple[int, ...]] = {}
+    cells: dict[tuple[str, str], str] = {}
+    for r in wtl.itertuples(index=False):
+        values = [getattr(r, c) for c in columns]
+        counts[(r.baseline, r.metric)] = tuple(int(v) for v in values)
+        cells[(r.baseline, r.metric)] = "/".join(f"{v}" for v in values)
+    return Grid(
+        list(dict.fromkeys(wtl["baseline"])), list(dict.fromkeys(wtl["metric"])), counts, cells
+    )
+
+
+def metric_label(metric: str) -> str:
+    """A row's label: the metric's name, or ``total``."""
     return "total" if metric == "total" else metric_name(metric)
 
 
@@ -58,8 +80,9 @@ def to_markdown(
     digits: int = 3,
 ) -> str:
     """Table 3 and, with ``prepared``, every per-dataset comparison with its effect size."""
-    baselines, metrics, cells = _grid(wtl)
-    rows = [[_label(m), *[cells.get((b, m), "–") for b in baselines]] for m in metrics]
+    table = grid(wtl)
+    baselines = table.baselines
+    rows = [[metric_label(m), *[table.text(b, m) for b in baselines]] for m in table.metrics]
     text = (
         f"# Table 3: win/tie/loss of {comparisons.reference} against each method\n\n"
         f"Per PML dataset (dataset x noise level) and metric: {describe_test(comparisons)}. "
@@ -184,13 +207,14 @@ def _align(header: Sequence[str]) -> list[str]:
 
 
 def to_latex(wtl: pd.DataFrame, comparisons: Comparisons) -> str:
-    baselines, metrics, cells = _grid(wtl)
+    table = grid(wtl)
+    baselines = table.baselines
     body = [
-        [latex_escape(_label(m)), *[cells.get((b, m), "–") for b in baselines]]
-        for m in metrics
+        [latex_escape(metric_label(m)), *[table.text(b, m) for b in baselines]]
+        for m in table.metrics
         if m != "total"
     ]
-    total = [["total", *[cells.get((b, "total"), "–") for b in baselines]]]
+    total = [["total", *[table.text(b, "total") for b in baselines]]]
     caption = (
         f"Win/tie/loss of {latex_escape(comparisons.reference)} against each method "
         f"({latex_escape(describe_test(comparisons))})."
@@ -207,14 +231,14 @@ def to_latex(wtl: pd.DataFrame, comparisons: Comparisons) -> str:
 def to_rich(wtl: pd.DataFrame, comparisons: Comparisons, width: int | None = None) -> list[Table]:
     """The win/tie/loss grid for the terminal, split into several tables (each repeating the
     metric column) where the baselines do not fit ``width`` characters."""
-    baselines, metrics, cells = _grid(wtl)
+    table = grid(wtl)
     rows = [
         (
-            [_label(metric)],
-            [cells.get((b, metric), "–") for b in baselines],
+            [metric_label(metric)],
+            [table.text(b, metric) for b in table.baselines],
             "bold" if metric == "total" else None,
         )
-        for metric in metrics
+        for metric in table.metrics
     ]
     title = f"win/tie/loss of {comparisons.reference} ({describe_test(comparisons)})"
-    return split_rich_table(title, ["metric"], baselines, rows, width)
+    return split_rich_table(title, ["metric"], table.baselines, rows, width)

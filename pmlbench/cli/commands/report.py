@@ -23,7 +23,7 @@ from rich.console import Console
 from pmlbench.core.console import print_message, print_warning
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import ReportOptions, build_report, print_report, write_report
-from pmlbench.report.build import FORMATS, POSTHOCS
+from pmlbench.report.model import FORMATS, POSTHOCS
 from pmlbench.report.pairwise import BLOCKS
 from pmlbench.stats.bayesian import DEFAULT_ROPE, DEFAULT_THRESHOLD
 from pmlbench.stats.multiple import CORRECTIONS
