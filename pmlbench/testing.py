@@ -40,6 +40,7 @@ from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.hydra_app.config_nodes import method_node
 from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import contracts, registry
+from pmlbench.plugins.names import unknown
 from pmlbench.plugins.parameters import REQUIRED, plugin_parameters
 from pmlbench.plugins.registry import PluginInfo
 
@@ -192,11 +193,11 @@ class _Runner:
 def _parameters(kind: str, obj: Any, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """The plugin's defaults updated by ``overrides``; required ones must be among them."""
     defaults = plugin_parameters(kind, obj)
-    unknown = sorted(set(overrides) - set(defaults))
-    if unknown:
+    found = unknown(overrides, defaults)
+    if found is not None:
         raise _UnknownParameters(
-            f"{kind} has no parameter(s) {unknown}; its parameters: "
-            f"{', '.join(defaults) or '(none)'}"
+            f"{kind} has no parameter(s) {list(found.unknown)}; its parameters: "
+            f"{found.listing}{found.hint()}"
         )
     params = {**defaults, **overrides}
     missing = [k for k, v in params.items() if v == REQUIRED]

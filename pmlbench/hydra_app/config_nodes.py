@@ -16,6 +16,7 @@ from hydra.core.config_store import ConfigStore
 
 from pmlbench.errors import PluginError
 from pmlbench.plugins import registry
+from pmlbench.plugins.names import unknown
 from pmlbench.plugins.parameters import plugin_parameters
 from pmlbench.protocol.settings import defaults
 
@@ -24,10 +25,12 @@ def method_node(name: str, cls: Any) -> dict[str, Any]:
     """The global config node of a method: its parameters, tuning grid and bipartition rule."""
     params = plugin_parameters("method", cls)
     default_grid = dict(getattr(cls, "default_tuning_grid", {}) or {})
-    unknown = set(default_grid) - set(params)
-    if unknown:
+    found = unknown(default_grid, params)
+    if found is not None:
         raise PluginError(
-            f"method {name!r} declares a tuning grid for unknown parameters {sorted(unknown)}"
+            f"method {name!r} declares a tuning grid for unknown parameters "
+            f"{list(found.unknown)}; its parameters: {found.listing}{found.hint()} "
+            "(fix its default_tuning_grid)"
         )
     grid = {p: (list(default_grid[p]) if p in default_grid else None) for p in params}
     own = getattr(cls, "default_bipartition", {}) or {}

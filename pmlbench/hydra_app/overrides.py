@@ -61,8 +61,10 @@ def check_group_choices(overrides: list[str], presets: dict[str, set[str]]) -> N
 
 
 def check_parameter_keys(overrides: list[str], presets: dict[str, set[str]]) -> None:
-    """Fail in one line on ``method.<key>=`` when no selected method has that parameter."""
-    from pmlbench.plugins.parameters import plugin_parameters
+    """Fail in one line on ``method.<key>=`` (and dataset/noise) or ``tune.grid.<key>=``
+    when no selected plugin has that parameter (pmlbench.plugins.names), with the closest
+    parameter as a did-you-mean."""
+    from pmlbench.plugins.names import unknown_parameters
 
     if any(o.lstrip("+~").startswith("experiment=") for o in overrides):
         return  # a named experiment selects the plugins itself
@@ -72,21 +74,36 @@ def check_parameter_keys(overrides: list[str], presets: dict[str, set[str]]) -> 
         if sep and key in GROUP_KINDS:
             chosen[key] = [c.strip() for c in value.split(",") if c.strip()]
     for override in overrides:
-        key, sep, _ = override.partition("=")
-        group, dot, param = key.partition(".")
-        if not sep or not dot or group not in GROUP_KINDS or "." in param or param == "name":
+        key, sep, value = override.partition("=")
+        group, param, tuned = _parameter_of(key)
+        if not sep or group is None:
             continue
         names = chosen.get(group, [])
         if not names or any(name in presets.get(group, set()) for name in names):
             continue  # a YAML preset may add keys of its own
         for name in names:
             kind = GROUP_KINDS[group]
-            known = plugin_parameters(kind, registry.load(kind, name))
-            if param not in known:
+            found = unknown_parameters(kind, registry.load(kind, name), [param])
+            if found is not None:
+                where = "tune.grid" if tuned else group
+                hint = found.hint(f"{where}.{{name}}={value}")
                 raise PmlbenchError(
-                    f"{group} {name!r} has no parameter {param!r}; its parameters: "
-                    f"{', '.join(known) or '(none)'} (pmlbench list {kind})"
+                    f"{group} {name!r} has no parameter {param!r}"
+                    f"{' to tune' if tuned else ''}; its parameters: {found.listing}"
+                    f"{hint} (pmlbench list {kind})"
                 )
+
+
+def _parameter_of(key: str) -> tuple[str | None, str, bool]:
+    """(group, parameter, tuned) of ``method.<param>`` / ``tune.grid.<param>`` overrides
+    (group None for any other key)."""
+    group, dot, param = key.partition(".")
+    if group == "tune" and param.startswith("grid."):
+        group, param = "method", param.removeprefix("grid.")
+        return (group, param, True) if param and "." not in param else (None, "", False)
+    if not dot or group not in GROUP_KINDS or "." in param or param == "name":
+        return None, "", False
+    return group, param, False
 
 
 def _leaf_keys(node: dict[str, Any], prefix: str = "") -> list[str]:
@@ -168,27 +185,15 @@ def check_overrides(overrides: list[str]) -> None:
     check_parameter_keys(overrides, presets)
 
 
-# keys that change where or how a run works, never its numbers: left out of a run's title
-_NOT_SETTINGS = {
-    "quiet",
-    "results_store",
-    "cache_dir",
-    "recompute",
-    "threads_per_job",
-    "dry_run",
-    "save_predictions",
-    "unit_timeout",
-}
 _UNKNOWN = object()
 
 
 def _default_of(key: str, config: dict[str, Any], presets: dict[str, set[str]]) -> Any:
     """The value ``key`` takes when the command line does not set it, for the plugins the
     config selects (``_UNKNOWN`` for a YAML preset's keys, whose defaults the preset sets)."""
-    from omegaconf import OmegaConf
-
     from pmlbench.hydra_app.config_nodes import method_node
     from pmlbench.plugins.parameters import plugin_parameters
+    from pmlbench.runner.settings import tree as settings_tree
 
     parts = key.split(".")
     if parts[0] in ("method", "tune", "bipartition", *GROUP_KINDS):
@@ -206,12 +211,20 @@ def _default_of(key: str, config: dict[str, Any], presets: dict[str, set[str]]) 
         except Exception:  # a plugin that does not load: its run reports the problem
             return _UNKNOWN
     else:
-        node = OmegaConf.to_container(OmegaConf.load(config_dir() / "config.yaml"))
+        node = settings_tree()
     for part in parts:
         if not isinstance(node, dict) or part not in node:
             return _UNKNOWN
         node = node[part]
     return node
+
+
+def _runs_only(key: str) -> bool:
+    """Whether ``key`` is (or is inside) a setting that changes where or how a run works,
+    never its numbers (pmlbench.runner.settings: ``quiet``, ``results_store``, ...)."""
+    from pmlbench.runner.settings import EXECUTION
+
+    return any(key == name or key.startswith(name + ".") for name in EXECUTION)
 
 
 def changed_settings(overrides: list[str], config: dict[str, Any]) -> list[str]:
@@ -227,7 +240,7 @@ def changed_settings(overrides: list[str], config: dict[str, Any]) -> list[str]:
         key = key.lstrip("+")
         if not sep or key.startswith(("~", "hydra")) or "/" in key or "@" in key:
             continue
-        if key in GROUP_KINDS or key == "experiment" or key.split(".")[0] in _NOT_SETTINGS:
+        if key in GROUP_KINDS or key == "experiment" or _runs_only(key):
             continue
         value: Any = config
         for part in key.split("."):

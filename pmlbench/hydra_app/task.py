@@ -22,13 +22,13 @@ from omegaconf import DictConfig, OmegaConf
 
 from pmlbench.core.atomic import atomic_write_text
 from pmlbench.core.console import console, print_error, print_message, results_table
-from pmlbench.core.parameters import Type, check_parameter
 from pmlbench.core.workcache import using_cache_dir
 from pmlbench.errors import PmlbenchError
 from pmlbench.hydra_app.config_tree import config_to_dict
 from pmlbench.hydra_app.directories import naming_key
 from pmlbench.hydra_app.launchers import job_threads, runs_in_process
 from pmlbench.hydra_app.resolvers import register_resolvers
+from pmlbench.runner import settings
 from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, UNITS_FILE, read_units
 from pmlbench.runner.outputs import tidy_records
 from pmlbench.runner.run import UnitsFailed, run_config
@@ -120,33 +120,37 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
     config = config_to_dict(cfg)
     task_overrides = list(hydra_cfg.overrides.task)
     try:
-        for flag in ("quiet", "recompute", "dry_run"):  # bool("no") would be True
-            check_parameter(flag, config.get(flag, False), [Type(bool)], prefix="")
+        # quiet, recompute, dry_run, threads_per_job, ... (bool("no") would be True); the
+        # settings that make the experiment are checked when its spec is built
+        settings.check_execution_options(config)
     except PmlbenchError as exc:
         print_error(str(exc), stderr=False)
         if not multirun:
             raise SystemExit(2) from None
         return None
-    quiet = bool(config.get("quiet", False))
-    store_dir = _path(config.get("results_store"), cwd)
+    quiet = bool(settings.value(config, "quiet"))
+    store_dir = _path(settings.value(config, "results_store"), cwd)
     store = ResultStore(store_dir) if store_dir is not None else None
-    if config.get("dry_run", False):
+    if settings.value(config, "dry_run"):
         overrides = [o for o in hydra_cfg.overrides.task if not o.startswith("dry_run=")]
         _dry_run(config, out_dir, store, multirun, overrides)
         return None
     summary = None
     try:
         launcher = cast(dict[str, Any], OmegaConf.to_container(hydra_cfg.launcher, resolve=True))
-        threads = job_threads(config.get("threads_per_job"), launcher, multirun)
-        with limit_threads(threads), using_cache_dir(_path(config.get("cache_dir"), cwd)):
+        threads = job_threads(settings.value(config, "threads_per_job"), launcher, multirun)
+        with (
+            limit_threads(threads),
+            using_cache_dir(_path(settings.value(config, "cache_dir"), cwd)),
+        ):
             result = run_config(
                 config,
                 out_dir,
                 quiet=quiet or not runs_in_process(launcher, multirun),
                 store=store,
-                recompute=bool(config.get("recompute", False)),
+                recompute=bool(settings.value(config, "recompute")),
                 catch_failures=True,
-                unit_timeout=config.get("unit_timeout"),
+                unit_timeout=settings.value(config, "unit_timeout"),
                 isolate=True,  # a plugin that exits or crashes fails its unit, not the sweep
             )
         _not_applicable(out_dir)
@@ -167,7 +171,7 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
                 Path(hydra_cfg.sweep.dir) if multirun else out_dir
             ),
             "results_store": store_dir,
-            "cache_dir": _path(config.get("cache_dir"), cwd),
+            "cache_dir": _path(settings.value(config, "cache_dir"), cwd),
         }
         print_error(str(naming_key(exc, locations)), stderr=False)
         if not multirun:
@@ -202,8 +206,8 @@ def _dry_run(
             config,
             out_dir,
             store=store,
-            recompute=bool(config.get("recompute", False)),
-            unit_timeout=config.get("unit_timeout"),
+            recompute=bool(settings.value(config, "recompute")),
+            unit_timeout=settings.value(config, "unit_timeout"),
             label=" ".join(overrides) if multirun and overrides else None,
         )
     except PmlbenchError as exc:

@@ -40,6 +40,7 @@ from pmlbench.protocol.experiment import (
     prepare,
     run_experiment,
 )
+from pmlbench.runner import settings
 from pmlbench.runner.format import UNITS_FILE, write_units
 from pmlbench.runner.outputs import (
     clear_results,
@@ -64,30 +65,20 @@ from pmlbench.runner.units import unit_description, unit_keys
 
 
 def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
-    """The plain-data experiment spec from a resolved config dict. A key the config leaves
-    out takes ExperimentSpec's default (defined there only)."""
-    protocol = config.get("protocol", {})
-    metrics = config["metrics"]  # anything but a list is refused by ExperimentSpec
-    optional = {
-        name: source[key]
-        for name, source, key in (
-            ("tune", config, "tune"),
-            ("bipartition", config, "bipartition"),
-            ("macro_f1_zero_division", config, "macro_f1_zero_division"),
-            ("n_splits", protocol, "n_splits"),
-            ("test_size", protocol, "test_size"),
-            ("save_predictions", config, "save_predictions"),
-        )
-        if key in source
-    }
+    """The plain-data experiment spec from a resolved config dict.
+
+    A top-level setting the config leaves out takes its default from
+    pmlbench.runner.settings (ExperimentSpec's own, for its fields); ``tune`` and
+    ``bipartition``, which every method node carries, take ExperimentSpec's. ExperimentSpec
+    checks every value.
+    """
+    nodes = {name: config[name] for name in ("tune", "bipartition") if name in config}
     return ExperimentSpec(
         dataset=config["dataset"],
         noise=config["noise"],
         method=config["method"],
-        metrics=list(metrics) if isinstance(metrics, (list, tuple)) else metrics,
-        metric_convention=config["metric_convention"],
-        seed=config["seed"],
-        **optional,
+        **settings.spec_values(config),
+        **nodes,
     )
 
 

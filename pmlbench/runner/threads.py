@@ -1,9 +1,10 @@
 """BLAS / OpenMP threads per job, so parallel jobs do not oversubscribe the cores.
 
-Config key ``threads_per_job``: a positive integer, or null (the default) for the number the
-caller derives from how jobs run (pmlbench.hydra_app.launchers: the launcher's parallel
-jobs, or no limit for a single run). The runner only checks the setting and applies the
-number, with threadpoolctl around the job.
+Config key ``threads_per_job``: a positive integer, or null (the default; ``auto`` too) for
+the number the caller derives from how jobs run (pmlbench.hydra_app.launchers: the
+launcher's parallel jobs, or no limit for a single run). Its default and allowed values are
+defined in pmlbench.runner.settings; the runner only checks the setting there and applies
+the number, with threadpoolctl around the job.
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.parameters import Constraint, Interval, Options, check_parameter
+from pmlbench.runner.settings import check_option
 
-# null or "auto": derived from how jobs run; else a positive count
-THREADS_PER_JOB: list[Constraint] = [None, Options(("auto",)), Interval(int, 1, None)]
+# the values of threads_per_job that leave the number to the caller
+DERIVED = (None, "auto")
 
 
 def threads_for_job(setting: Any, default: int | None = None) -> int | None:
     """The thread limit of one job: ``threads_per_job`` if set, else ``default`` (None: no
     limit)."""
-    check_parameter("threads_per_job", setting, THREADS_PER_JOB, prefix="")
-    if setting is None or setting == "auto":
+    check_option("threads_per_job", setting)
+    if setting in DERIVED:
         return default
     return int(setting)
 
