@@ -54,7 +54,7 @@ NUMBER_FROM_0 = "a number in [0, inf)"
 POSITIVE = "a number in (0, inf)"
 FLAG = "true or false"
 THREADS = "null or an integer in [1, inf)"
-JOBS = "null or an integer in (-inf, -1] or an integer in [1, inf)"
+JOBS = "null or an integer in [1, inf) or an integer in (-inf, -1]"
 SEED = "null or an integer in [0, 4294967295]"
 
 # (method, parameter, bad value, what the message must say is allowed); every method has at

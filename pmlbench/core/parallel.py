@@ -9,8 +9,10 @@ from threadpoolctl import threadpool_info
 
 from pmlbench.core.parameters import Constraint, Interval, check_parameter
 
-# an n_jobs that is set: a count of workers, or negative as joblib reads it (-1 = all cores)
-N_JOBS: list[Constraint] = [Interval(int, None, -1), Interval(int, 1, None)]
+# an n_jobs that is set: a count of workers, or negative as joblib reads it (-1 = all cores);
+# the one definition: tune.n_jobs (pmlbench.protocol.settings) and the methods' n_jobs
+# (pmlbench.methods._constraints) add null to it
+N_JOBS: tuple[Constraint, ...] = (Interval(int, 1, None), Interval(int, None, -1))
 
 
 def available_cores() -> int:

@@ -10,6 +10,7 @@ instances), is checked by :func:`check_neighbours` and :func:`check_folds` at th
 
 from __future__ import annotations
 
+from pmlbench.core import parallel
 from pmlbench.core.parameters import Constraint, Interval, Type
 from pmlbench.errors import NotApplicable, PmlbenchError
 
@@ -21,8 +22,8 @@ RATE: list[Constraint] = [Interval(float, 0, 1, closed="left")]  # propagation r
 FLAG: list[Constraint] = [Type(bool)]
 # threadpoolctl's limit: None keeps the library default
 BLAS_THREADS: list[Constraint] = [None, Interval(int, 1, None)]
-# joblib's n_jobs: None, a positive count, or negative (-1 = all cores); 0 is meaningless
-N_JOBS: list[Constraint] = [None, Interval(int, None, -1), Interval(int, 1, None)]
+# joblib's n_jobs: None (the job's thread budget) or an n_jobs that is set (core.parallel)
+N_JOBS: list[Constraint] = [None, *parallel.N_JOBS]
 # the runner fills in the split's seed, drawn from [0, 2**32): NumPy's legacy seed range
 SEED: list[Constraint] = [None, Interval(int, 0, 2**32 - 1)]
 # caps on a method's cost: an integer >= 1, or None for no cap

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from pmlbench.core.parameters import Interval, Options, Type, check_parameter
+from pmlbench.core.parameters import check_parameter
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.errors import PluginError, PmlbenchError
-from pmlbench.metrics.base import CONVENTIONS, Metric, degenerate_rows
+from pmlbench.metrics.base import Metric, degenerate_rows
 from pmlbench.metrics.disambiguation import disambiguation_measures
 from pmlbench.plugins.loading import (
     MethodFactory,
@@ -32,7 +32,7 @@ from pmlbench.plugins.loading import (
 )
 from pmlbench.protocol.bipartition import make_bipartition
 from pmlbench.protocol.fitting import fit_with_tuning
-from pmlbench.protocol.settings import tune_options
+from pmlbench.protocol.settings import EXPERIMENT, spec_field, tune_options
 from pmlbench.protocol.splits import SplitPlan, plan_splits
 from pmlbench.protocol.tuning import scoring_metric, tuning_grid
 
@@ -48,24 +48,18 @@ class ExperimentSpec:
     method: dict[str, Any]
     tune: dict[str, Any] = field(default_factory=dict)
     bipartition: dict[str, Any] = field(default_factory=lambda: {"rule": "method"})
-    metrics: list[str] = field(default_factory=list)
-    metric_convention: str = "zhang"
-    macro_f1_zero_division: Any = 0
-    seed: int = 0
-    n_splits: int = 5
-    test_size: float = 0.5
-    save_predictions: bool = False
+    metrics: list[str] = field(default_factory=lambda: list(EXPERIMENT["metrics"].default))
+    metric_convention: str = EXPERIMENT["metric_convention"].default
+    macro_f1_zero_division: Any = EXPERIMENT["macro_f1_zero_division"].default
+    seed: int = EXPERIMENT["seed"].default
+    n_splits: int = EXPERIMENT["protocol.n_splits"].default
+    test_size: float = EXPERIMENT["protocol.test_size"].default
+    save_predictions: bool = EXPERIMENT["save_predictions"].default
 
     def __post_init__(self) -> None:
-        for key, value, accepted in (
-            ("seed", self.seed, [Interval(int, 0, None)]),
-            ("protocol.n_splits", self.n_splits, [Interval(int, 1, None)]),
-            ("protocol.test_size", self.test_size, [Interval(float, 0, 1, closed="neither")]),
-            ("metric_convention", self.metric_convention, [Options(CONVENTIONS)]),
-            ("macro_f1_zero_division", self.macro_f1_zero_division, [Options((0, 1, "exclude"))]),
-            ("save_predictions", self.save_predictions, [Type(bool)]),
-        ):
-            check_parameter(key, value, accepted, prefix="")
+        for name, setting in EXPERIMENT.items():
+            if name != "metrics":  # checked below, with the fix in each message
+                check_parameter(name, getattr(self, spec_field(name)), setting.accepted, prefix="")
         if isinstance(self.metrics, str):
             raise PmlbenchError(
                 f"metrics must be a list of metric names, got {self.metrics!r}; "

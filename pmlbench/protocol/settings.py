@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pmlbench.core.parallel import N_JOBS
 from pmlbench.core.parameters import Constraint, Interval, Options, Type, check_parameter
 from pmlbench.errors import PmlbenchError
+from pmlbench.metrics.base import CONVENTIONS
 
 
 @dataclass(frozen=True)
@@ -119,11 +121,71 @@ TUNE: dict[str, Setting] = _table(
     Setting(
         "n_jobs",
         None,
-        (Interval(int, 1, None), Interval(int, None, -1), None),
+        (*N_JOBS, None),
         "processes for the folds (-1: all cores; null: the job's thread budget)",
         execution=True,
     ),
 )
+
+# The top-level config keys that define an experiment (pmlbench.protocol.experiment.
+# ExperimentSpec's fields, named by their config path); pmlbench.runner.settings adds the
+# keys that only say how to run.
+EXPERIMENT: dict[str, Setting] = _table(
+    Setting(
+        "seed",
+        0,
+        (Interval(int, 0, None),),
+        "the splits, noise draws and method seeds all derive from it",
+    ),
+    Setting(
+        "protocol.n_splits", 5, (Interval(int, 1, None),), "random train/test splits, one unit each"
+    ),
+    Setting(
+        "protocol.test_size",
+        0.5,
+        (Interval(float, 0, 1, closed="neither"),),
+        "fraction of the instances in each test part",
+    ),
+    Setting(
+        "metrics",
+        [
+            "subset_accuracy",
+            "hamming_loss",
+            "one_error",
+            "ranking_loss",
+            "average_precision",
+            "macro_f1",
+            "micro_f1",
+        ],
+        (Type(list),),
+        "metric plugins computed on each test part (`pmlbench list metric`)",
+    ),
+    Setting(
+        "metric_convention",
+        "zhang",
+        (Options(CONVENTIONS),),
+        "zhang (Zhang's MATLAB code, published PML numbers) or sklearn",
+    ),
+    Setting(
+        "macro_f1_zero_division",
+        0,
+        (Options((0, 1, "exclude")),),
+        "0, 1 or exclude: macro-F1 of a label never present nor predicted",
+    ),
+    Setting(
+        "save_predictions",
+        False,
+        (Type(bool),),
+        "true: `predictions/split_<i>.npz` with indices, candidates, scores",
+        execution=True,
+    ),
+)
+
+
+def spec_field(name: str) -> str:
+    """The ExperimentSpec field of an EXPERIMENT setting: its name's last part."""
+    return name.rsplit(".", 1)[-1]
+
 
 NODES: dict[str, dict[str, Setting]] = {"bipartition": BIPARTITION, "tune": TUNE}
 # Entries of a node that are not settings: tune.grid is built per method.

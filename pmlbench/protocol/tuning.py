@@ -33,6 +33,7 @@ from pmlbench.core.parallel import worker_budget
 from pmlbench.errors import PmlbenchError
 from pmlbench.metrics.base import Metric
 from pmlbench.plugins.loading import load_metrics
+from pmlbench.plugins.names import unknown
 from pmlbench.protocol.settings import check_option, tune_options
 
 
@@ -77,12 +78,12 @@ def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | Non
     grid = tuning_grid(tune)
     if not grid:
         return None
-    known = set(estimator.get_params(deep=False))
-    unknown = sorted(set(grid) - known)
-    if unknown:
+    found = unknown(grid, estimator.get_params(deep=False))
+    if found is not None:
         raise PmlbenchError(
-            f"tune.grid names unknown parameters {unknown} of {type(estimator).__name__}; "
-            f"known: {sorted(known)}"
+            f"tune.grid names unknown parameters {list(found.unknown)} of "
+            f"{type(estimator).__name__}; known: {sorted(found.known)}"
+            f"{found.hint('tune.grid.{name}')}"
         )
     options = tune_options(tune)
     cv = options["cv"]

@@ -28,7 +28,6 @@ not top-level settings.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import re
 import sys
 import textwrap
@@ -37,27 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from pmlbench.core.parameters import Interval, Options, Type, check_parameter
-from pmlbench.metrics.base import CONVENTIONS
-from pmlbench.protocol.experiment import ExperimentSpec
-from pmlbench.protocol.settings import Setting
-
-_SPEC_FIELDS = {f.name: f for f in dataclasses.fields(ExperimentSpec)}
-
-
-def _spec_default(name: str) -> Any:
-    """The default ExperimentSpec gives its field ``name``."""
-    default = _spec_fields_default(_SPEC_FIELDS[name])
-    if default is dataclasses.MISSING:
-        raise TypeError(f"ExperimentSpec.{name} has no default")
-    return default
-
-
-def _spec_fields_default(field: dataclasses.Field) -> Any:
-    if field.default is not dataclasses.MISSING:
-        return field.default
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return dataclasses.MISSING
+from pmlbench.protocol.settings import EXPERIMENT, Setting
+from pmlbench.protocol.settings import spec_field as experiment_field
+from pmlbench.runner.timeout import UNIT_TIMEOUT
 
 
 def _table(*settings: Setting) -> dict[str, Setting]:
@@ -65,112 +46,64 @@ def _table(*settings: Setting) -> dict[str, Setting]:
 
 
 # The metrics a run computes unless told otherwise: the paper's seven.
-DEFAULT_METRICS = [
-    "subset_accuracy",
-    "hamming_loss",
-    "one_error",
-    "ranking_loss",
-    "average_precision",
-    "macro_f1",
-    "micro_f1",
-]
+DEFAULT_METRICS = list(EXPERIMENT["metrics"].default)
 
-TOP_LEVEL: dict[str, Setting] = _table(
-    Setting(
-        "seed",
-        _spec_default("seed"),
-        (Interval(int, 0, None),),
-        "the splits, noise draws and method seeds all derive from it",
+TOP_LEVEL: dict[str, Setting] = {
+    **EXPERIMENT,
+    **_table(
+        Setting(
+            "quiet",
+            False,
+            (Type(bool),),
+            "true: no progress display (CI, batch jobs)",
+            execution=True,
+        ),
+        Setting(
+            "results_store",
+            "outputs/store",
+            (Type(str), None),
+            "finished units, one file each; reruns skip them (null: no store)",
+            execution=True,
+        ),
+        Setting(
+            "recompute",
+            False,
+            (Type(bool),),
+            "true: recompute units already in the store and replace them",
+            execution=True,
+        ),
+        Setting(
+            "cache_dir",
+            "outputs/cache",
+            (Type(str), None),
+            "kNN graphs / NNLS weights shared across runs (null: no cache)",
+            execution=True,
+        ),
+        Setting(
+            "threads_per_job",
+            None,
+            (None, Options(("auto",)), Interval(int, 1, None)),
+            "BLAS threads per job; null/auto: cores / parallel jobs of the launcher",
+            execution=True,
+        ),
+        Setting(
+            "unit_timeout",
+            None,
+            UNIT_TIMEOUT,
+            "seconds per unit; a unit running longer is stopped, recorded as timed out, and the "
+            "sweep goes on (null: no limit)",
+            execution=True,
+        ),
+        Setting(
+            "dry_run",
+            False,
+            (Type(bool),),
+            "true: count done / failed / n/a / missing units and estimate the CPU time left, "
+            "computing and writing nothing (docs/sweeps.md)",
+            execution=True,
+        ),
     ),
-    Setting(
-        "protocol.n_splits",
-        _spec_default("n_splits"),
-        (Interval(int, 1, None),),
-        "random train/test splits, one unit each",
-    ),
-    Setting(
-        "protocol.test_size",
-        _spec_default("test_size"),
-        (Interval(float, 0, 1, closed="neither"),),
-        "fraction of the instances in each test part",
-    ),
-    Setting(
-        "metrics",
-        DEFAULT_METRICS,
-        (Type(list),),
-        "metric plugins computed on each test part (`pmlbench list metric`)",
-    ),
-    Setting(
-        "metric_convention",
-        _spec_default("metric_convention"),
-        (Options(CONVENTIONS),),
-        "zhang (Zhang's MATLAB code, published PML numbers) or sklearn",
-    ),
-    Setting(
-        "macro_f1_zero_division",
-        _spec_default("macro_f1_zero_division"),
-        (Options((0, 1, "exclude")),),
-        "0, 1 or exclude: macro-F1 of a label never present nor predicted",
-    ),
-    Setting(
-        "save_predictions",
-        _spec_default("save_predictions"),
-        (Type(bool),),
-        "true: `predictions/split_<i>.npz` with indices, candidates, scores",
-        execution=True,
-    ),
-    Setting(
-        "quiet",
-        False,
-        (Type(bool),),
-        "true: no progress display (CI, batch jobs)",
-        execution=True,
-    ),
-    Setting(
-        "results_store",
-        "outputs/store",
-        (Type(str), None),
-        "finished units, one file each; reruns skip them (null: no store)",
-        execution=True,
-    ),
-    Setting(
-        "recompute",
-        False,
-        (Type(bool),),
-        "true: recompute units already in the store and replace them",
-        execution=True,
-    ),
-    Setting(
-        "cache_dir",
-        "outputs/cache",
-        (Type(str), None),
-        "kNN graphs / NNLS weights shared across runs (null: no cache)",
-        execution=True,
-    ),
-    Setting(
-        "threads_per_job",
-        None,
-        (None, Options(("auto",)), Interval(int, 1, None)),
-        "BLAS threads per job; null/auto: cores / parallel jobs of the launcher",
-        execution=True,
-    ),
-    Setting(
-        "unit_timeout",
-        None,
-        (Interval(float, 0, None, closed="neither"), None),
-        "seconds per unit; a unit running longer is stopped, recorded as timed out, and the "
-        "sweep goes on (null: no limit)",
-        execution=True,
-    ),
-    Setting(
-        "dry_run",
-        False,
-        (Type(bool),),
-        "true: count done / failed / n/a / missing units and estimate the CPU time left, "
-        "computing and writing nothing (docs/sweeps.md)",
-        execution=True,
-    ),
-)
+}
 
 # Top-level names of the table (``protocol`` for ``protocol.n_splits``), in table order.
 TOP_NAMES = tuple(dict.fromkeys(name.split(".")[0] for name in TOP_LEVEL))
@@ -179,9 +112,8 @@ EXECUTION = frozenset(name for name, s in TOP_LEVEL.items() if s.execution)
 
 
 def spec_field(name: str) -> str | None:
-    """The ExperimentSpec field a setting fills (its last name part), None for none."""
-    field = name.rsplit(".", 1)[-1]
-    return field if field in _SPEC_FIELDS else None
+    """The ExperimentSpec field a setting fills, None for none."""
+    return experiment_field(name) if name in EXPERIMENT else None
 
 
 # setting -> the ExperimentSpec field it fills, for the settings that fill one

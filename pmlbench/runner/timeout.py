@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pmlbench.core.console import collect_warnings, print_warning
-from pmlbench.core.parameters import Interval, check_parameter
+from pmlbench.core.parameters import Constraint, Interval, check_parameter
 from pmlbench.errors import PluginError, PmlbenchError
 
 # the attribute holding the child's traceback text on an exception re-raised in the parent
@@ -70,15 +70,17 @@ class ChildResult:
     cpu_seconds: float
 
 
+# seconds per unit, or null for no limit (pmlbench.runner.settings states it for the docs)
+UNIT_TIMEOUT: tuple[Constraint, ...] = (Interval(float, 0, None, closed="neither"), None)
+
+
 def check_unit_timeout(value: Any) -> float | None:
     """``unit_timeout`` as seconds, or None for no limit.
 
     Raises:
         PmlbenchError: (one line) for anything but a positive number or null.
     """
-    check_parameter(
-        "unit_timeout", value, [Interval(float, 0, None, closed="neither"), None], prefix=""
-    )
+    check_parameter("unit_timeout", value, UNIT_TIMEOUT, prefix="")
     if value is not None and not hasattr(os, "fork"):
         raise PmlbenchError(
             "unit_timeout needs os.fork, which this platform lacks; set unit_timeout=null"
