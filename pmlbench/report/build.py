@@ -32,11 +32,15 @@ from pmlbench.report.prepare import prepare
 from pmlbench.report.render import markdown_table, metric_name
 from pmlbench.report.sources import load_results
 from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE, declined_cells, place_unfinished
+from pmlbench.runner.status import Status
 from pmlbench.stats.bayesian import DEFAULT_THRESHOLD
 from pmlbench.stats.wtl import UNTESTED, Comparisons, compare_with_reference, win_tie_loss
 
 PARQUET_FILE = "results.parquet"
 MISSING_PYARROW = "--format parquet needs pyarrow: pip install 'pmlbench[parquet]'"
+
+
+STATUS_VALUES = frozenset(s.value for s in Status)
 
 
 def _unfinished_warnings(failures: pd.DataFrame, placed: pd.DataFrame) -> list[str]:
@@ -48,7 +52,7 @@ def _unfinished_warnings(failures: pd.DataFrame, placed: pd.DataFrame) -> list[s
     for row in failures.to_dict("records"):
         status = row.get("status")
         if status != STATUS_NOT_APPLICABLE:
-            label = status.replace("_", " ") if isinstance(status, str) and status else "failed"
+            label = Status(status).label if status in STATUS_VALUES else Status.FAILED.label
             lines.append(f"{label}: {row['unit']}: {row['error']} ({row['path']})")
     declined = placed[placed["status"] == STATUS_NOT_APPLICABLE]
     grouped = declined.dropna(subset=["dataset", "level", "method"])

@@ -40,6 +40,7 @@ from pmlbench.report.model import Report
 from pmlbench.report.provenance import Provenance, provenance
 from pmlbench.report.render import metric_name
 from pmlbench.runner.format import RESULTS_FILE
+from pmlbench.runner.status import Status
 from pmlbench.stats.wtl import OUTCOMES
 
 HTML_FILE = "report.html"
@@ -428,7 +429,7 @@ def unit_rows(report: Report) -> list[list[str]]:
         status = row.get("status")
         rows.append(
             [
-                str(status) if isinstance(status, str) and status else "failed",
+                str(status) if isinstance(status, str) and status else str(Status.FAILED),
                 str(row.get("unit", "")),
                 str(row.get("error", "")),
                 str(row.get("path", "")),

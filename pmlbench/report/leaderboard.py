@@ -37,6 +37,7 @@ from pmlbench.report.model import Report
 from pmlbench.report.provenance import NOT_RECORDED, provenance
 from pmlbench.report.render import arrow, markdown_escape, markdown_table, metric_name
 from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE
+from pmlbench.runner.status import Status
 from pmlbench.stats.wtl import Comparisons, compare_with_reference, win_tie_loss
 
 NOT_APPLICABLE = table2.NOT_APPLICABLE
@@ -448,7 +449,7 @@ def _missing_text(
             if n == 0 and cell not in accounted:
                 rows.append(
                     [
-                        "missing",
+                        str(Status.MISSING),
                         markdown_escape(f"{method} on {dataset} ({level})"),
                         "no result and no record of its units",
                         "",
