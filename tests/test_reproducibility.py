@@ -75,6 +75,18 @@ def count_features(seed: int = 3, n: int = 150, d: int = 30) -> np.ndarray:
     return np.vstack([base, base[rng.integers(0, len(base), 40)]])
 
 
+def count_remeasurements(monkeypatch) -> list[int]:
+    """A list that grows by one for each call of kneighbors' second, BLAS-free measurement."""
+    calls: list[int] = []
+    original = neighbors_module.squared_distances
+    monkeypatch.setattr(
+        neighbors_module,
+        "squared_distances",
+        lambda *args: calls.append(1) or original(*args),
+    )
+    return calls
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("features", ["binary", "counts"])
 def test_whole_number_features_skip_the_second_measurement_with_the_same_result(
@@ -87,13 +99,7 @@ def test_whole_number_features_skip_the_second_measurement_with_the_same_result(
         neighbors_module.kneighbors(X, X, 7, exclude_self=True, return_distance=True),
         neighbors_module.kneighbors(query, X, 7, return_distance=True),
     ]
-    calls = []
-    original = neighbors_module.squared_distances
-    monkeypatch.setattr(
-        neighbors_module,
-        "squared_distances",
-        lambda *args: calls.append(1) or original(*args),
-    )
+    calls = count_remeasurements(monkeypatch)
     neighbors_module.kneighbors(X, X, 7, exclude_self=True)
     assert not calls  # the exact path measures nothing again
     blas_as_if_inexact(monkeypatch)
@@ -127,13 +133,7 @@ def test_whole_number_distances_do_not_depend_on_the_order_of_the_sums():
     ids=["fractions", "large", "float32"],
 )
 def test_other_features_are_measured_again(monkeypatch, X):
-    calls = []
-    original = neighbors_module.squared_distances
-    monkeypatch.setattr(
-        neighbors_module,
-        "squared_distances",
-        lambda *args: calls.append(1) or original(*args),
-    )
+    calls = count_remeasurements(monkeypatch)
     neighbors_module.kneighbors(X, X, 1, exclude_self=True)
     assert calls
 
