@@ -294,3 +294,27 @@ def test_the_leaderboard_names_the_methods_whose_numbers_depend_on_the_machine()
     page = (Path(__file__).resolve().parents[1] / "docs" / "leaderboard.md").read_text()
     section = page.split("### Machine-dependent numbers", 1)[1].split("###", 1)[0]
     assert "- pml_ld:" in section and "- pml3er" not in section
+
+
+def test_a_report_counts_one_set_of_blas_libraries_once_whatever_the_load_order(tmp_path):
+    """Processes of the same code list their BLAS libraries in the order they loaded them, so
+    records of one suite hold both orders; the provenance (report.html, the leaderboard's
+    version table) must show one entry, not a mix of two "versions"."""
+    import json
+
+    import pandas as pd
+
+    from pmlbench.report import provenance as provenance_module
+    from pmlbench.report.sources import LoadedResults
+
+    orders = ["openblas 0.3.31 (Haswell); openblas 0.3.30 (Haswell)"] * 2
+    orders.append("openblas 0.3.30 (Haswell); openblas 0.3.31 (Haswell)")
+    sources = []
+    for i, blas in enumerate(orders):
+        path = tmp_path / f"unit{i}.json"
+        run = {"versions": {"numpy": "2.4.6", "blas": blas}, "git_commit": "abc"}
+        path.write_text(json.dumps({"status": "done", "run": run}))
+        sources.append(str(path))
+    loaded = LoadedResults(records=pd.DataFrame({"source": sources}))
+    versions = {row[0]: row[1] for row in provenance_module.provenance(loaded, [])["versions"]}
+    assert versions["blas"] == "openblas 0.3.30 (Haswell); openblas 0.3.31 (Haswell)"

@@ -129,6 +129,26 @@ def test_the_suite_runs_every_built_in_method():
     assert {"ridge", "pml3er", "nlr", "pml_ld"} <= set(methods)
 
 
+def test_the_docs_commands_that_add_a_method_to_the_suite_keep_every_built_in_one():
+    """An override replaces the suite's whole method list, so a documented command that adds
+    a method must still name every suite method, or its page silently loses some."""
+    import re
+
+    suite = suite_params()["method"].split(",")
+    root = Path(__file__).resolve().parents[1]
+    found = 0
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        for listed in re.findall(
+            r"\+experiment=suite[^\n]*?\n?\s*method=([a-z0-9_,]+)", page.read_text()
+        ):
+            methods = listed.split(",")
+            if len(methods) > len(suite) // 2:  # a whole list, not a narrowed suite
+                found += 1
+                missing = [m for m in suite if m not in methods]
+                assert not missing, f"{page.name}: method={listed} leaves out {missing}"
+    assert found, "no documented command adds a method to the whole suite"
+
+
 # ---------------------------------------------------------------------------- composition
 
 

@@ -91,6 +91,18 @@ def _run_info(source: Path, run_records: dict[Path, dict[str, Any] | None]) -> d
     }
 
 
+# Entries that list several libraries ("; "-separated) in the order a process loaded them,
+# which varies between processes of the same code.
+LIBRARY_LISTS = frozenset({"blas"})
+
+
+def _in_one_order(package: Any, version: Any) -> str:
+    """``version`` as text; a list of libraries sorted, so one set reads one way."""
+    if str(package) in LIBRARY_LISTS and isinstance(version, str):
+        return "; ".join(sorted(version.split("; ")))
+    return str(version)
+
+
 def provenance(loaded: LoadedResults, command: Sequence[str] | None = None) -> Provenance:
     """Where the results came from (versions, commits, command lines, from the run records
     and store records of every result file read) and how this report was made.
@@ -113,8 +125,8 @@ def provenance(loaded: LoadedResults, command: Sequence[str] | None = None) -> P
         commands[display_command(info["command"]) if info["command"] else NOT_RECORDED] += 1
         commits[str(info["git_commit"] or NOT_RECORDED)] += 1
         for package, version in (info["versions"] or {}).items():
-            versions.setdefault(str(package), Counter())[str(version)] += 1
-    now = package_versions()
+            versions.setdefault(str(package), Counter())[_in_one_order(package, version)] += 1
+    now = {p: _in_one_order(p, v) for p, v in package_versions().items()}
     now.setdefault("pmlbench", __version__)
     packages = list(dict.fromkeys([*versions, *now]))
     return {
