@@ -327,3 +327,10 @@ def test_the_page_says_what_the_numbers_say_from_the_archive():
     # the rank table is sorted and states over how many datasets each column ranks
     ranks = page.split("### Average ranks", 1)[1].split("\n### ", 1)[0]
     assert "(N = 11)" in ranks
+
+
+def test_no_placeholder_is_left_in_the_docs():
+    """Numbers that only a finished suite run can give are written as @NAME@ while it runs."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    left = [p.name for p in pages if re.search(r"@[A-Z_]+@", p.read_text(encoding="utf-8"))]
+    assert not left, f"placeholders left in {left}"
