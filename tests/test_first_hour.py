@@ -437,8 +437,7 @@ def test_labels_tell_apart_every_setting_that_differs_and_split_counts_are_state
     """The README's tour: PML3ER with bipartition.rule=top_k and 10 splits beside a sweep's
     PML3ER (method's rule, 3 splits) and ML-kNN: no conflict, one label per configuration,
     and a note that the cells average different numbers of splits."""
-    from pmlbench.report import build_report
-    from pmlbench.report.build import ReportOptions
+    from pmlbench.report import ReportOptions, build_report
     from tests.helpers import run_rows, write_run
 
     def rows(dataset, method, values, **columns):
@@ -497,8 +496,7 @@ def test_the_printed_next_command_reports_what_the_sweep_computed(reruns, tmp_pa
 
 
 def test_a_filter_that_removes_a_whole_method_says_so(tmp_path):
-    from pmlbench.report import build_report
-    from pmlbench.report.build import ReportOptions
+    from pmlbench.report import ReportOptions, build_report
     from tests.helpers import run_rows, write_run
 
     for dataset in ("d1", "d2"):

@@ -388,7 +388,7 @@ def test_damaged_predictions_are_recomputed(tmp_path, base_config, capsys):
 def test_the_report_lists_damaged_files_and_reports_the_rest(tmp_path, undamaged, capsys):
     import shutil
 
-    from pmlbench.report.build import ReportOptions, build_report, write_report
+    from pmlbench.report import ReportOptions, build_report, write_report
 
     store_dir = tmp_path / "store"
     shutil.copytree(undamaged / "store", store_dir)
