@@ -312,6 +312,16 @@ def test_inputs_over_the_caps_are_refused_before_any_work():
     PMNDP(max_features=None, max_instances=None).fit(X, C)
 
 
+def test_the_default_caps_refuse_the_yeast_go_sets_and_admit_bibtex():
+    """The suite's budget (10x ML-kNN's time for a split, benchmarks/bench_budget.py): the
+    yeast GO sets' 6,139 features took 29x, bibtex's 1,836 took 3.0x."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((40, 3)) < 0.5).astype(float)
+    with pytest.raises(NotApplicable, match="method.max_features=null"):
+        PMNDP().fit(np.zeros((40, 6139)), Y)
+    PMNDP()._refuse_over_caps(8052, 1836)  # bibtex's features, delicious's instances
+
+
 def test_sparse_features_give_the_same_fit():
     X, C = REFERENCE["binary_X"], REFERENCE["binary_C"]
     dense, sparse = PMNDP().fit(X, C), PMNDP().fit(sp.csr_matrix(X), C)
