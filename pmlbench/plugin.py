@@ -25,7 +25,7 @@ docs/plugins.md explains each contract; ``pmlbench check-plugin NAME`` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
@@ -67,7 +67,7 @@ class Method(Protocol):
     Optional hooks, read when present (their types: :class:`MethodHooks`):
     ``default_bipartition``, ``default_tuning_grid``, ``parameter_constraints``,
     ``machine_dependent`` (class attributes), ``diagnostics_`` and ``disambiguation_scores_``
-    (set by ``fit``).
+    (set by ``fit``), and the method ``fit_grid`` (:meth:`MethodHooks.fit_grid`).
     """
 
     def fit(self, X: Features, Y: LabelMatrix) -> Any:
@@ -118,6 +118,22 @@ class MethodHooks(Protocol):
 
     default_bipartition: ClassVar[Mapping[str, Any]]
     default_tuning_grid: ClassVar[Mapping[str, Sequence[Any]]]
+
+    def fit_grid(
+        self, X: Features, Y: LabelMatrix, points: Sequence[Mapping[str, Any]]
+    ) -> Iterator[tuple[int, Any]]:
+        """Fit every grid point on the same training data at once (optional; tuning uses it).
+
+        ``points`` are dicts of constructor parameters in grid order. Yield ``(index,
+        fitted)`` once per point, in any order (for example along a warm-start path); the
+        fitted estimator is scored before the next one is asked for, so it may be ``self``
+        refitted. Work that does not depend on the tuned parameters is done once. Each fit
+        must equal ``clone(self).set_params(**points[index]).fit(X, Y)``, or, where a warm
+        start changes the iterates, agree with it within the method's stopping tolerance
+        (:func:`pmlbench.testing.check_fit_grid` tests this).
+        """
+        ...
+
     parameter_constraints: ClassVar[Mapping[str, Sequence[Constraint]]]
     diagnostics_: dict[str, Any]
     disambiguation_scores_: np.ndarray

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
+from pmlbench.core.checks import as_dense
 from pmlbench.core.parameters import declared_constraints, validate_parameters
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.hydra_app.config_nodes import method_node
@@ -334,6 +335,54 @@ class _MethodChecks(_Checks):
         return ", ".join(found) or "none defined"
 
 
+def check_fit_grid(
+    estimator: Any,
+    X: Any,
+    Y: np.ndarray,
+    points: Iterable[Mapping[str, Any]],
+    *,
+    X_eval: Any = None,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+) -> float:
+    """Compare a method's ``fit_grid`` with fitting each grid point from scratch.
+
+    Every point's scores on ``X_eval`` (default ``X``) from ``estimator.fit_grid(X, Y,
+    points)`` must equal those of ``clone(estimator).set_params(**point).fit(X, Y)`` within
+    ``atol + rtol * |scores|`` (0 and 0: identical). Returns the largest absolute difference;
+    raises :class:`PluginCheckError` naming the first point that differs by more.
+    """
+    from pmlbench.protocol.tuning import fit_grid_points
+
+    points = [dict(p) for p in points]
+    X_eval = X if X_eval is None else X_eval
+    name = type(estimator).__name__
+    if not callable(getattr(estimator, "fit_grid", None)):
+        raise PluginCheckError(f"{name} has no fit_grid method")
+    worst = 0.0
+    Y_given = np.array(Y, copy=True)
+    for index, fitted in fit_grid_points(clone(estimator), X, Y_given, points):
+        together = as_dense(fitted.decision_function(X_eval), np.float64)
+        alone = clone(estimator).set_params(**points[index]).fit(X, np.array(Y, copy=True))
+        expected = as_dense(alone.decision_function(X_eval), np.float64)
+        if together.shape != expected.shape:
+            raise PluginCheckError(
+                f"{name}.fit_grid: grid point {points[index]} gives scores of shape "
+                f"{together.shape}, a fit from scratch {expected.shape}"
+            )
+        gap = np.abs(together - expected)
+        bound = atol + rtol * np.abs(expected)
+        if not np.all(gap <= bound):
+            raise PluginCheckError(
+                f"{name}.fit_grid: grid point {points[index]} differs from a fit from scratch "
+                f"by up to {float(gap.max()):.3g} (allowed: atol={atol:g}, rtol={rtol:g})"
+            )
+        worst = max(worst, float(gap.max(initial=0.0)))
+    if not np.array_equal(Y_given, np.asarray(Y)):
+        raise PluginCheckError(f"{name}.fit_grid modified its training labels in place")
+    return worst
+
+
 class _NoiseChecks(_Checks):
     steps = (
         _Step("parameters", "parameters become a config node"),
@@ -579,6 +628,7 @@ __all__ = [
     "PluginCheckError",
     "TinyTask",
     "check_dataset",
+    "check_fit_grid",
     "check_ids",
     "check_method",
     "check_metric",

@@ -25,7 +25,13 @@ BIPARTITION_DEFAULTS = {
     "training_scores": "cv",
     "cv": 5,
 }
-TUNE_DEFAULTS = {"cv": 5, "scoring": "average_precision", "oracle": False, "n_jobs": None}
+TUNE_DEFAULTS = {
+    "cv": 5,
+    "procedure": "kfold",
+    "scoring": "average_precision",
+    "oracle": False,
+    "n_jobs": None,
+}
 FULL_NODE = {**BIPARTITION_DEFAULTS, "rule": None}
 
 
@@ -128,6 +134,7 @@ def test_tune_key_drops_execution_options_and_everything_without_a_grid():
     tuned = {"grid": {"k": [1, 2], "s": None}, **TUNE_DEFAULTS, "n_jobs": 4}
     assert settings.tune_key(tuned) == {
         "cv": 5,
+        "procedure": "kfold",
         "scoring": "average_precision",
         "oracle": False,
         "grid": {"k": [1, 2]},

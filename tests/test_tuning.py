@@ -229,3 +229,79 @@ def test_chosen_values_are_recorded_per_split(tmp_path, oracle):
         rows = table[table["split"] == split["split"]]
         assert (rows["tuned"] == f"k={chosen}").all()
         assert (rows["oracle"] == oracle).all()
+
+
+class GridAwareMLkNN(MLkNN):
+    """ML-kNN with a fit_grid hook that fits the grid in reverse order and counts its calls."""
+
+    calls: list[int] = []
+
+    def fit_grid(self, X, Y, points):
+        GridAwareMLkNN.calls.append(len(points))
+        for index in reversed(range(len(points))):
+            model = MLkNN(**{**self.get_params(), **points[index]})
+            yield index, model.fit(X, Y)
+
+
+def test_a_fit_grid_hook_is_used_for_every_fold_and_gives_the_loop_s_scores(small_genbase):
+    X, Y, Y_cand = small_genbase
+    spec = make_spec(grid={"k": [2, 5, 9], "s": None}, cv=3, oracle=False, n_jobs=1)
+    GridAwareMLkNN.calls = []
+    hooked = fit_with_tuning(GridAwareMLkNN(), X, Y_cand, spec=spec, Y_true_train=Y, random_state=3)
+    plain = fit_with_tuning(MLkNN(), X, Y_cand, spec=spec, Y_true_train=Y, random_state=3)
+    assert GridAwareMLkNN.calls == [3, 3, 3]  # once per fold, with the whole grid
+    assert hooked.tuning["fold_scores"] == plain.tuning["fold_scores"]
+    assert hooked.chosen == plain.chosen
+
+
+class BrokenGrid(MLkNN):
+    def __init__(self, k: int = 10, s: float = 1.0, mode: str = "skip"):
+        super().__init__(k, s)
+        self.mode = mode
+
+    def fit_grid(self, X, Y, points):
+        indices = {"skip": [0], "twice": [0, 0], "outside": [len(points)]}[self.mode]
+        for index in indices:
+            yield index, MLkNN(k=points[min(index, len(points) - 1)]["k"]).fit(X, Y)
+
+
+@pytest.mark.parametrize(
+    "mode, message",
+    [("skip", "never yielded grid point"), ("twice", "twice"), ("outside", "grid index 2")],
+)
+def test_a_fit_grid_hook_that_skips_or_repeats_points_is_an_error(small_genbase, mode, message):
+    X, Y, Y_cand = small_genbase
+    spec = make_spec(grid={"k": [2, 5], "s": None}, cv=2, oracle=False)
+    with pytest.raises(PmlbenchError, match=message):
+        fit_with_tuning(BrokenGrid(mode=mode), X, Y_cand, spec=spec, Y_true_train=Y, random_state=0)
+
+
+def test_holdout_scores_the_first_fold_of_the_kfold_split_only(small_genbase):
+    X, Y, Y_cand = small_genbase
+    ks = [1, 4, 8]
+    full = make_spec(grid={"k": ks, "s": None}, cv=4, oracle=False)
+    holdout = make_spec(grid={"k": ks, "s": None}, cv=4, oracle=False, procedure="holdout")
+    kfold = fit_with_tuning(MLkNN(), X, Y_cand, spec=full, Y_true_train=Y, random_state=5)
+    held = fit_with_tuning(MLkNN(), X, Y_cand, spec=holdout, Y_true_train=Y, random_state=5)
+    expected = manual_cv(X, Y_cand, Y_cand, ks, 4, 5, average_precision)[:, :1]
+    assert np.allclose(held.tuning["fold_scores"], expected, rtol=0, atol=1e-12)
+    assert np.allclose(np.array(kfold.tuning["fold_scores"])[:, :1], expected, rtol=0, atol=1e-12)
+    assert held.tuning["procedure"] == "holdout"
+    best = int(np.argmax(expected[:, 0]))
+    assert held.chosen == {"k": ks[best]}
+
+
+def test_check_fit_grid_finds_a_hook_that_fits_other_values(small_genbase):
+    from pmlbench.testing import PluginCheckError, check_fit_grid
+
+    X, _, Y_cand = small_genbase
+
+    class Shifted(MLkNN):
+        def fit_grid(self, X, Y, points):
+            for index, point in enumerate(points):
+                yield index, MLkNN(k=point["k"] + 1).fit(X, Y)
+
+    points = [{"k": 3}, {"k": 6}]
+    assert check_fit_grid(GridAwareMLkNN(), X, Y_cand, points) == 0.0
+    with pytest.raises(PluginCheckError, match="differs from a fit from scratch"):
+        check_fit_grid(Shifted(), X, Y_cand, points)

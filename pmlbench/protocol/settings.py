@@ -104,8 +104,17 @@ BIPARTITION: dict[str, Setting] = _table(
     ),
 )
 
+TUNE_PROCEDURES = ("kfold", "holdout")
+
 TUNE: dict[str, Setting] = _table(
     Setting("cv", 5, (Interval(int, 2, None),), "inner cross-validation folds"),
+    Setting(
+        "procedure",
+        "kfold",
+        (Options(TUNE_PROCEDURES),),
+        "`kfold`: score every one of the `cv` folds; `holdout`: fit on (cv-1)/cv of the "
+        "training split once and score the remaining part",
+    ),
     Setting(
         "scoring",
         "average_precision",

@@ -10,17 +10,24 @@ The held-out folds are scored against the CANDIDATE labels, the only labels a pa
 multi-label learner has. ``oracle: true`` scores against the ground truth of the training
 split instead; such results are marked ``oracle`` in results.csv.
 
-The loop is fold-major: the grid points of one fold are fitted one after the other on the
-same estimator object and the same training arrays, so a method that caches work keyed on
-its training data (PML3ER's label enrichment and its eigendecomposition of XᵀX) reuses it
-across the grid. scikit-learn's GridSearchCV iterates grid points in the outer loop and
-would defeat such a cache, so the loop is written here with scikit-learn's KFold,
-ParameterGrid and clone.
+The loop is fold-major: the whole grid is fitted on one fold's training part before the
+next fold. A method with the optional ``fit_grid`` hook (:data:`FIT_GRID`) fits the grid
+itself, doing the work that does not depend on the tuned parameters once (kNN graphs,
+label enrichment, Gram matrices, decompositions) and warm-starting along a parameter's path;
+any other method is fitted point after point on one estimator object, so a method that
+caches work keyed on its training data still reuses it. scikit-learn's GridSearchCV iterates
+grid points in the outer loop and would defeat both, so the loop is written here with
+scikit-learn's KFold, ParameterGrid and clone.
+
+``tune.procedure`` says which folds are scored: ``kfold`` every one of the ``cv`` folds,
+``holdout`` only the first (fit on (cv-1)/cv of the training split, score on the rest).
 """
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +53,12 @@ class TuningPlan:
     scoring: Metric
     oracle: bool
     n_jobs: int = 1
+    procedure: str = "kfold"
+
+    @property
+    def n_scored_folds(self) -> int:
+        """Folds fitted and scored: all ``cv`` of them, or one for ``holdout``."""
+        return 1 if self.procedure == "holdout" else self.cv
 
     @property
     def points(self) -> list[dict[str, Any]]:
@@ -96,7 +109,8 @@ def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | Non
         cv,
         scoring_metric(options["scoring"]),
         options["oracle"],
-        fold_workers(options["n_jobs"], cv),
+        fold_workers(options["n_jobs"], 1 if options["procedure"] == "holdout" else cv),
+        options["procedure"],
     )
 
 
@@ -130,6 +144,40 @@ def best_index(mean_scores: np.ndarray, higher_is_better: bool) -> int:
     return int(np.flatnonzero(tied)[0])
 
 
+# The optional method hook that fits a whole grid on one training set (pmlbench.plugin).
+FIT_GRID = "fit_grid"
+
+
+def fit_grid_points(model, X, Y, points: list[dict[str, Any]]) -> Iterator[tuple[int, Any]]:
+    """(index into ``points``, fitted estimator) for every grid point, each exactly once.
+
+    Uses the method's ``fit_grid`` hook when it has one, in the order the hook chooses;
+    otherwise sets each point on ``model`` and fits it from scratch, in grid order. The
+    estimator yielded may be ``model`` itself, refitted: use it before asking for the next.
+    """
+    hook = getattr(model, FIT_GRID, None)
+    if hook is None:
+        for index, point in enumerate(points):
+            model.set_params(**point)
+            model.fit(X, Y)
+            yield index, model
+        return
+    seen: set[int] = set()
+    name = type(model).__name__
+    for index, fitted in hook(X, Y, points):
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < len(points):
+            raise PmlbenchError(
+                f"{name}.fit_grid yielded grid index {index!r}; expected 0..{len(points) - 1}"
+            )
+        if index in seen:
+            raise PmlbenchError(f"{name}.fit_grid yielded grid point {index} twice")
+        seen.add(int(index))
+        yield int(index), fitted
+    if len(seen) != len(points):
+        missing = sorted(set(range(len(points))) - seen)
+        raise PmlbenchError(f"{name}.fit_grid never yielded grid point(s) {missing}")
+
+
 def cross_validate_grid(
     estimator,
     X,
@@ -140,13 +188,15 @@ def cross_validate_grid(
     random_state: int | None,
     score_fold,
 ) -> np.ndarray:
-    """Per-fold scores, shape (grid points, folds), of every grid point.
+    """Per-fold scores, shape (grid points, scored folds), of every grid point.
 
     ``score_fold(fitted, X_fit, Y_fit, X_held, Y_held) -> float`` scores a fitted estimator on
-    one held-out fold. Folds come from ``KFold(cv, shuffle=True, random_state=random_state)``.
+    one held-out fold. Folds come from ``KFold(cv, shuffle=True, random_state=random_state)``;
+    ``holdout`` scores only the first of them.
     """
     points = plan.points
     folds = KFold(plan.cv, shuffle=True, random_state=random_state).split(np.zeros(Y_fit.shape[0]))
+    scored = list(itertools.islice(folds, plan.n_scored_folds))
     per_fold = Parallel(n_jobs=plan.n_jobs)(
         delayed(_score_fold_grid)(
             estimator,
@@ -157,19 +207,17 @@ def cross_validate_grid(
             Y_score[held_idx],
             score_fold,
         )
-        for fit_idx, held_idx in folds
+        for fit_idx, held_idx in scored
     )
     return np.array(per_fold, dtype=float).T
 
 
 def _score_fold_grid(estimator, points, X_fit, Y_fold, X_held, Y_held, score_fold) -> list[float]:
-    """Every grid point on one fold, consecutively on one estimator so its caches serve all."""
+    """Every grid point on one fold, fitted together (:func:`fit_grid_points`)."""
     model = clone(estimator)
-    scores = []
-    for point in points:
-        model.set_params(**point)
-        model.fit(X_fit, Y_fold)
-        scores.append(score_fold(model, X_fit, Y_fold, X_held, Y_held))
+    scores = [float("nan")] * len(points)
+    for index, fitted in fit_grid_points(model, X_fit, Y_fold, points):
+        scores[index] = score_fold(fitted, X_fit, Y_fold, X_held, Y_held)
     return scores
 
 
@@ -193,6 +241,7 @@ def tune(
         "higher_is_better": plan.scoring.higher_is_better,
         "against": "ground truth" if plan.oracle else "candidates",
         "cv": plan.cv,
+        "procedure": plan.procedure,
         "grid": points,
         "oracle": False,
     }
