@@ -214,7 +214,10 @@ def _comparable_here(method: str) -> bool:
 def test_the_current_code_computes_the_archived_numbers(tmp_path):
     """Every method's first split of one case, recomputed by this checkout, gives the numbers
     of the archive: the page is not stale. A method whose results change on purpose fails
-    here until the suite is rerun and the page regenerated (docs/report.md)."""
+    here until the suite is rerun and the page regenerated (docs/report.md), unless
+    docs/leaderboard-pending.md names it, which the page shows at its top: then it must
+    still finish (or decline) as it did."""
+    pending = _pending_methods()
     methods = ",".join(archived_suite_methods())
     sweep = run_pmlbench(
         tmp_path,
@@ -241,6 +244,9 @@ def test_the_current_code_computes_the_archived_numbers(tmp_path):
         unit = record["unit"]
         old = archived[f"{RECOMPUTED_CASE}/{unit['method']['name']}"]
         assert path.name.endswith(STORE_NOT_APPLICABLE_SUFFIX) == ("records" not in old)
+        compared.append(unit["method"]["name"])
+        if unit["method"]["name"] in pending:
+            continue
         assert _without_code(unit) == _without_code(old["unit"]), unit["method"]["name"]
         if "records" in record and _comparable_here(unit["method"]["name"]):
             new_values = {r["metric"]: r["value"] for r in record["records"]}
@@ -249,7 +255,6 @@ def test_the_current_code_computes_the_archived_numbers(tmp_path):
                 f"{unit['method']['name']} on {RECOMPUTED_CASE} no longer gives the "
                 "leaderboard's numbers: rerun +experiment=suite and regenerate the page"
             )
-        compared.append(unit["method"]["name"])
     assert sorted(compared) == sorted(m.strip() for m in methods.split(","))
 
 
