@@ -31,6 +31,11 @@ machine stretch wall times (not CPU times).
     python benchmarks/bench_budget.py --datasets emotions --methods lift pml_lrs
     python benchmarks/bench_budget.py --timeout 1200 --json /tmp/budget.json
     python benchmarks/bench_budget.py --variants lift:solver=newton lift:max_libsvm_instances=null
+    python benchmarks/bench_budget.py --tuning holdout --datasets yeastbp      # tuned units
+
+With ``--tuning``, every unit, ML-kNN's included, tunes its method's declared grid
+(``default_tuning_grid``) under that ``tune.procedure`` with the protocol's other tuning
+defaults: the budget counts fit + predict with tuning, the same for every method.
 """
 
 from __future__ import annotations
@@ -63,9 +68,21 @@ def bundled_datasets() -> list[str]:
     return builtin_plugins("dataset", leave_out="file")
 
 
-def run_unit(method: str, dataset: str, split: int, rate: float) -> dict:
+def tuned_node(name: str, procedure: str) -> dict:
+    """The ``tune`` node of a tuned unit: the method's declared grid under ``procedure``
+    (the protocol's defaults otherwise); empty when ``procedure`` is ``none``."""
+    from pmlbench.plugins import registry
+
+    if procedure == "none":
+        return {}
+    grid = dict(getattr(registry.load("method", name), "default_tuning_grid", {}) or {})
+    return {"grid": grid, "procedure": procedure} if grid else {}
+
+
+def run_unit(method: str, dataset: str, split: int, rate: float, tuning: str = "none") -> dict:
     """One split of ``method`` (a name or a variant, see ``bench_scaling.parse_variant``) on
-    ``dataset`` in this process; wall, CPU and peak memory."""
+    ``dataset`` in this process; wall, CPU and peak memory. ``tuning``: ``none`` (the
+    constructor defaults) or a ``tune.procedure`` under which the declared grid is tuned."""
     from pmlbench.errors import NotApplicable
     from pmlbench.plugins.loading import load_dataset
     from pmlbench.protocol.experiment import ExperimentSpec, prepare, run_split
@@ -76,6 +93,7 @@ def run_unit(method: str, dataset: str, split: int, rate: float) -> dict:
         dataset={"name": dataset},
         noise={"name": "uniform", "rate": rate},
         method={"name": name, **params},
+        tune=tuned_node(name, tuning),
         metrics=["average_precision", "ranking_loss"],
         n_splits=split + 1,
     )
@@ -110,9 +128,11 @@ def run_unit(method: str, dataset: str, split: int, rate: float) -> dict:
     return record
 
 
-def measure(method: str, dataset: str, split: int, rate: float, timeout: float | None) -> dict:
+def measure(
+    method: str, dataset: str, split: int, rate: float, timeout: float | None, tuning: str = "none"
+) -> dict:
     """:func:`run_unit` in a fresh subprocess (stopped after ``timeout`` seconds)."""
-    command = [sys.executable, __file__, "--unit", method, dataset, str(split), str(rate)]
+    command = [sys.executable, __file__, "--unit", method, dataset, str(split), str(rate), tuning]
     start = time.perf_counter()
     try:
         done = subprocess.run(
@@ -174,25 +194,34 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout", type=float, default=None, help="stop a unit after this many seconds"
     )
     parser.add_argument("--json", type=Path, help="also write every record here")
-    parser.add_argument("--unit", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--tuning",
+        default="none",
+        choices=["none", "holdout", "kfold"],
+        help="none: constructor defaults; otherwise every method (ML-kNN too) tunes its "
+        "declared grid under this tune.procedure, as the tuned suite does",
+    )
+    parser.add_argument("--unit", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.unit:
-        method, dataset, split, rate = args.unit
-        print(json.dumps(run_unit(method, dataset, int(split), float(rate))), flush=True)
+        method, dataset, split, rate, tuning = args.unit
+        print(json.dumps(run_unit(method, dataset, int(split), float(rate), tuning)), flush=True)
         return 0
     methods = [m for m in (args.methods or builtin_methods()) if m != BASELINE] + args.variants
     everything = []
     for dataset in bundled_datasets() if args.datasets == ["all"] else args.datasets:
         print(f"\n### {dataset} (split {args.split}, noise rate {args.rate})\n", flush=True)
         print(f"load average before: {os.getloadavg()}", flush=True)
-        first = measure(BASELINE, dataset, args.split, args.rate, args.timeout)
+        first = measure(BASELINE, dataset, args.split, args.rate, args.timeout, args.tuning)
         print(f"  {BASELINE}: {first.get('wall', 0):.1f} s", flush=True)
         records = []
         for method in methods:
-            records.append(measure(method, dataset, args.split, args.rate, args.timeout))
+            records.append(
+                measure(method, dataset, args.split, args.rate, args.timeout, args.tuning)
+            )
             r = records[-1]
             print(f"  {method}: {r['status']} {r.get('wall', 0):.1f} s", flush=True)
-        last = measure(BASELINE, dataset, args.split, args.rate, args.timeout)
+        last = measure(BASELINE, dataset, args.split, args.rate, args.timeout, args.tuning)
         print(f"  {BASELINE} again: {last.get('wall', 0):.1f} s", flush=True)
         print(f"load average after: {os.getloadavg()}\n", flush=True)
         baseline = [r for r in (first, last) if r["status"] == "ok"]
