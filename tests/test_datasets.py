@@ -10,10 +10,11 @@ import scipy.io
 import scipy.sparse as sp
 
 from pmlbench.datasets.arff import load_arff
-from pmlbench.datasets.bundled import DATA_DIR
+from pmlbench.datasets.bundled import DATA_DIR, genbase
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.datasets.files import load_file
 from pmlbench.errors import PmlbenchError
+from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import registry
 
 SHAPES = {
@@ -320,3 +321,73 @@ def test_dataset_validation():
         Dataset(X=np.ones((3, 1)), Y=np.ones((2, 1)), name="x")
     with pytest.raises(PmlbenchError, match="not candidates"):
         Dataset(X=np.ones((2, 1)), Y=np.ones((2, 1)), Y_candidates=np.zeros((2, 1)), name="x")
+
+
+SPARSE_HEADER = """@relation probe
+@attribute f0 numeric
+@attribute f1 string
+@attribute l0 {LABELS}
+@attribute l1 {LABELS}
+@data
+"""
+
+
+def _sparse_rows(n: int) -> str:
+    rows = []
+    for i in range(n):
+        label = 2 + i % 2
+        rows.append(f"{{0 {i / n:.3f}, 1 '{i}, quoted', {label} 1}}")
+    return "\n".join(rows) + "\n"
+
+
+def test_sparse_arff_labels_declared_one_first_are_refused(tmp_path):
+    """Weka's rule makes an omitted sparse value the first declared one: with {1,0} every
+    omitted label would be relevant (every run would score subset accuracy 1.0)."""
+    path = tmp_path / "ones.arff"
+    path.write_text(SPARSE_HEADER.replace("LABELS", "1,0") + _sparse_rows(40))
+    with pytest.raises(PmlbenchError, match=r"'l0' is declared \{1,0\}.*declare it \{0,1\}"):
+        load_arff(path, label_count=2)
+    path.write_text(SPARSE_HEADER.replace("LABELS", "0,1") + _sparse_rows(40))
+    data = load_arff(path, label_count=2)
+    assert data.Y.sum(axis=1).tolist() == [1] * 40  # one label per row, as written
+
+
+def test_sparse_arff_rows_naming_an_attribute_twice_are_refused(tmp_path):
+    rows = _sparse_rows(40).splitlines()
+    rows[6] = "{0 0.5, 0 0.7, 3 1}"
+    path = tmp_path / "twice.arff"
+    path.write_text(SPARSE_HEADER.replace("LABELS", "0,1") + "\n".join(rows) + "\n")
+    with pytest.raises(PmlbenchError, match="row 7 gives attribute 0 more than once"):
+        load_arff(path, label_count=2)
+
+
+def test_duplicate_csr_entries_give_the_canonical_matrix_s_numbers():
+    """A CSR matrix storing one value as two halves under a repeated column index is the
+    same matrix to scipy; every method must see it in one canonical form (summed, sorted,
+    no explicit zeros), so identical rows are grouped and numbers agree."""
+    from pmlbench.methods.particle import ParticleMAP
+
+    data = genbase()
+    rows = np.random.default_rng(0).permutation(data.n_instances)[:120]
+    X = sp.csr_matrix(data.X[rows])
+    Y = data.Y[rows]
+    # split every stored value into two halves under the same column, reversed order
+    counts = np.diff(X.indptr)
+    indptr = np.concatenate([[0], np.cumsum(2 * counts)])
+    indices = np.empty(2 * X.nnz, dtype=X.indices.dtype)
+    values = np.empty(2 * X.nnz)
+    for r in range(X.shape[0]):
+        cols, vals = X.indices[X.indptr[r] : X.indptr[r + 1]], X.data[X.indptr[r] : X.indptr[r + 1]]
+        indices[indptr[r] : indptr[r + 1]] = np.concatenate([cols, cols])[::-1]
+        values[indptr[r] : indptr[r + 1]] = np.concatenate([vals / 2, vals / 2])[::-1]
+    halves = sp.csr_matrix((values, indices, indptr), shape=X.shape)
+    halves.has_canonical_format = False
+    canonical = Dataset(X=X, Y=Y, name="a")
+    split = Dataset(X=halves, Y=Y, name="b")
+    assert split.X.has_canonical_format and split.X.nnz == X.nnz
+    assert np.array_equal(split.X.indices, canonical.X.indices)
+    assert np.array_equal(split.X.data, canonical.X.data)
+    Y_cand = uniform_noise(Y[:60], np.random.default_rng(1), rate=1.0)
+    a = ParticleMAP().fit(canonical.X[:60], Y_cand).decision_function(canonical.X[60:])
+    b = ParticleMAP().fit(split.X[:60], Y_cand).decision_function(split.X[60:])
+    assert np.array_equal(a, b)

@@ -44,13 +44,30 @@ def _refuse_complex(X, what: str) -> None:
         )
 
 
+def canonical_csr(X: sp.csr_matrix) -> sp.csr_matrix:
+    """``X`` in the one canonical CSR form: duplicate entries summed (scipy's meaning of a
+    repeated index), column indices sorted, explicit zeros dropped; a copy when ``X`` was not
+    in that form already, ``X`` itself otherwise.
+
+    Two files holding the same matrix must give the same numbers: code that compares stored
+    entries (identical rows, whole-number checks) or sums them in storage order would
+    otherwise see two matrices.
+    """
+    if X.has_canonical_format and X.has_sorted_indices and not np.any(X.data == 0):
+        return X
+    X = X.copy()
+    X.sum_duplicates()  # also sorts the indices
+    X.eliminate_zeros()
+    return X
+
+
 def check_features(X, *, what: str = "features") -> np.ndarray | sp.csr_matrix:
-    """Return X as a float64 dense array or CSR matrix; refuse NaN, inf, complex values,
-    damaged sparse structure and non-2-D input."""
+    """Return X as a float64 dense array or canonical CSR matrix (:func:`canonical_csr`);
+    refuse NaN, inf, complex values, damaged sparse structure and non-2-D input."""
     if sp.issparse(X):
         check_sparse_structure(X, what=what)
         _refuse_complex(X, what)
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = canonical_csr(sp.csr_matrix(X, dtype=np.float64))
         values = X.data
     else:
         if not isinstance(X, np.ndarray):

@@ -135,6 +135,67 @@ def _check_label_count(
             )
 
 
+def _sparse_indices(line: str) -> list[int]:
+    """The attribute indices of one sparse ARFF row ``{i v, j w, ...}``, in file order.
+
+    Commas inside quoted values do not separate entries; liac-arff, which parses the values,
+    keeps only the last of two entries with one index, so they are counted here.
+    """
+    body = line.strip()
+    body = body[1 : body.rfind("}")] if body.startswith("{") else body
+    entries, current, quote, escaped = [], [], "", False
+    for char in body:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == ",":
+            entries.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    entries.append("".join(current))
+    indices = []
+    for entry in entries:
+        head = entry.strip().split(None, 1)
+        if head and head[0].isdigit():
+            indices.append(int(head[0]))
+    return indices
+
+
+def _refuse_repeated_indices(data_lines: list[str], what: str) -> None:
+    """A sparse row naming one attribute twice is ambiguous (sum? last?): refuse it."""
+    for number, line in enumerate(data_lines, start=1):
+        seen: set[int] = set()
+        for index in _sparse_indices(line):
+            if index not in seen:
+                seen.add(index)
+                continue
+            raise PmlbenchError(
+                f"{what}: sparse data row {number} gives attribute {index} more than once; "
+                "write each attribute at most once per row"
+            )
+
+
+def _refuse_omitted_labels_meaning_one(
+    label_cols: list[int], attributes: list[str], kinds: list, what: str
+) -> None:
+    """In sparse ARFF an omitted value is the attribute's first declared value (Weka's rule):
+    for a label declared ``{1,0}`` every omitted label would be relevant. Refuse it."""
+    for col in label_cols:
+        kind = kinds[col]
+        if isinstance(kind, list) and kind and kind[0].strip() != "0":
+            raise PmlbenchError(
+                f"{what}: label attribute {attributes[col]!r} is declared {{{','.join(kind)}}}; "
+                f"in sparse ARFF an omitted value means the first declared one ({kind[0]!r}), "
+                "so every omitted label would count as relevant; declare it {0,1}"
+            )
+
+
 def load_arff(
     path: str | Path,
     *,
@@ -179,6 +240,7 @@ def load_arff(
     kinds = [a[1] for a in parsed["attributes"]]
     n_attr = len(attributes)
     if sparse:
+        _refuse_repeated_indices(data_lines, what)
         values, rows, cols = parsed["data"]
         n = len(data_lines)  # rows with no stored value still count
         numeric = [not isinstance(v, str) for v in values]  # string attributes are no features
@@ -233,6 +295,8 @@ def load_arff(
                 f"{what}: cannot tell which attributes are labels; give dataset.xml=<Mulan XML> "
                 "or dataset.label_count=<number of labels> (negative: labels come first)"
             )
+    if sparse:
+        _refuse_omitted_labels_meaning_one(label_cols, attributes, kinds, what)
     label_set = set(label_cols)
     feature_cols = [j for j in range(n_attr) if j not in label_set and _is_feature_kind(kinds[j])]
 
