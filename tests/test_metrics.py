@@ -99,3 +99,30 @@ def test_metric_directions_and_needs():
     assert m.average_precision.higher_is_better and m.average_precision.needs == "scores"
     assert not m.hamming_loss.higher_is_better and m.hamming_loss.needs == "bipartition"
     assert m.one_error.arrow == "↓"
+
+
+def test_a_metric_that_changes_its_inputs_in_place_fails_naming_itself_and_changes_nothing():
+    """A metric plugin editing the labels or scores in place would corrupt every metric
+    computed after it (average precision NaN, ranking loss 1.0): it gets read-only views."""
+    from pmlbench.errors import PluginError
+    from pmlbench.metrics.base import Metric
+
+    def zero_labels(Y_true, Y_pred, scores):
+        Y_true[:] = 0
+        return 0.0
+
+    def negate_scores(Y_true, Y_pred, scores):
+        np.negative(scores, out=scores)
+        return 0.0
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((20, 4)) < 0.4).astype(np.uint8)
+    Y[:, 0] = 1
+    S = rng.random((20, 4))
+    before = m.average_precision(Y, None, S)
+    for func in (zero_labels, negate_scores):
+        metric = Metric(func.__name__, func, True, "scores")
+        with pytest.raises(PluginError, match=f"metric '{func.__name__}' tried to change its"):
+            metric(Y, None, S)
+    assert m.average_precision(Y, None, S) == before
+    assert Y.flags.writeable and S.flags.writeable  # the owner's arrays stay writable

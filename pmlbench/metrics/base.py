@@ -29,6 +29,16 @@ def degenerate_rows(Y_true: np.ndarray) -> np.ndarray:
     return (counts == 0) | (counts == Y_true.shape[1])
 
 
+def read_only(values: Any) -> Any:
+    """A read-only view of an array (None and other objects as they are); the array itself
+    stays writable for its owner."""
+    if not isinstance(values, np.ndarray):
+        return values
+    view = values.view()
+    view.flags.writeable = False
+    return view
+
+
 @dataclass(frozen=True)
 class Metric:
     """A named evaluation metric with its direction and its input.
@@ -69,9 +79,21 @@ class Metric:
     def __call__(
         self, Y_true: np.ndarray, Y_pred: np.ndarray, scores: np.ndarray, **options
     ) -> float:
+        """The metric on read-only views of its inputs: a metric that changed the labels or
+        scores in place would corrupt every metric computed after it, so that fails here,
+        naming the metric."""
         if "*" not in self._accepted:
             options = {k: v for k, v in options.items() if k in self._accepted}
-        return self._checked(self.func(Y_true, Y_pred, scores, **options))
+        try:
+            value = self.func(read_only(Y_true), read_only(Y_pred), read_only(scores), **options)
+        except ValueError as exc:
+            if "read-only" not in str(exc):
+                raise
+            raise PluginError(
+                f"metric {self.name!r} tried to change its inputs in place ({exc}); a metric "
+                "must leave the labels and scores it is given unchanged (copy them first)"
+            ) from None
+        return self._checked(value)
 
     def _checked(self, value: Any) -> float:
         """The value as a float: one real number, NaN allowed (undefined on the input, as
