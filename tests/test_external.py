@@ -335,3 +335,55 @@ def test_no_shell_runs_the_command(data, tmp_path):
     argv = (_exchange(tmp_path) / "out.npz.argv.json").read_text()
     assert argv.endswith('"$HOME", "*", ";", "echo", ">", "x", "|", "y"]')
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ('sh -ec "cd sub && python3 prog.py {train} {test} {out}"', "changes directory (cd sub)"),
+        ('env sh -c "cd sub && python3 prog.py {train} {test} {out}"', "changes directory"),
+        ('env -u X A=1 nice -n 5 bash -xc "cd sub; python3 prog.py"', "changes directory"),
+        ("exec timeout 60 zsh -o errexit -c 'python3 $HOME/p.py'", "builds words at run time"),
+        ("sh -c \"sh -c 'cd sub && python3 prog.py'\"", "changes directory (cd sub)"),
+        ("env -C sub python3 prog.py {train} {test} {out}", "through 'env -C'"),
+        ("bash -s", "reads its commands from standard input"),
+        ("xargs python3", "through xargs"),
+    ],
+)
+def test_every_shell_form_that_hides_files_from_the_key_is_refused(command, problem):
+    """One rule for every shell invocation: behind any wrapper and with -c in any flag
+    cluster, a script that changes directory or builds words at run time is refused up front
+    (``sh -ec "cd sub && python3 prog.py"`` reused a stale unit after sub/prog.py changed)."""
+    with pytest.raises(PmlbenchError) as error:
+        external.check_shell_script(command)
+    assert problem in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 prog.py {train} {test} {out}",
+        'sh -ec "cd {workdir} && python3 prog.py {train} {test} {out}"',
+        "env OMP_NUM_THREADS=1 nice -n 5 python3 prog.py {train} {test} {out}",
+        "bash --posix run.sh {train} {test} {out}",
+        'sh -c "python3 prog.py {train} {test} {out} | cat"',
+    ],
+)
+def test_shell_forms_the_key_follows_are_accepted(command):
+    external.check_shell_script(command)
+
+
+def test_a_script_behind_a_wrapper_and_flag_cluster_is_in_the_key(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from pmlbench.runner.units import input_files
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prog.py").write_text("a")
+    command = "env A=1 sh -ec 'python3 prog.py {train} {test} {out}'"
+    spec = SimpleNamespace(
+        dataset={"name": "genbase"}, noise={"name": "uniform"}, method={"command": command}
+    )
+    before = input_files(spec)["method.command"]["prog.py"]
+    (tmp_path / "prog.py").write_text("edited")
+    assert input_files(spec)["method.command"]["prog.py"] != before

@@ -82,17 +82,111 @@ def render_command(command: str, values: dict[str, Any]) -> list[str]:
         raise PmlbenchError(f"method.command {command!r} cannot be parsed ({exc})") from None
 
 
-SHELLS = ("sh", "bash", "dash", "zsh", "ksh")
+SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "csh", "tcsh"}
+)
+# Programs that run the rest of their arguments as a command: (name, options taking a value,
+# how many leading operands they consume before the command).
+WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "nohup": (frozenset(), 0),
+    "command": (frozenset(), 0),
+    "setsid": (frozenset(), 0),
+    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata", "-t"}), 0),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "xargs": (frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"}), 0),
+}
+# Wrapper options that change what runs where: the key could not follow them.
+_UNFOLLOWABLE = {"env": ("-C", "--chdir", "-S", "--split-string"), "xargs": ("",)}
 
 
-def check_shell_script(command: str) -> None:
-    """Refuse a shell script (``sh -c '...'``) whose files the result key cannot follow.
+def _unwrap(argv: list[str]) -> list[str]:
+    """``argv`` without its leading wrappers (``env VAR=1``, ``exec``, ``nice -n 5``,
+    ``timeout 60`` ...): the program that really runs, and its arguments.
+
+    Raises:
+        PmlbenchError: a wrapper option that changes the directory or re-splits the command
+            (``env -C``, ``env -S``, ``xargs``), which the key cannot follow.
+    """
+    while argv:
+        name = Path(argv[0]).name
+        if name not in WRAPPERS:
+            return argv
+        takes_value, operands = WRAPPERS[name]
+        rest = argv[1:]
+        while rest and rest[0].startswith("-") and rest[0] != "-":
+            option = rest.pop(0)
+            if option == "--":
+                break
+            flag = option.split("=", 1)[0]
+            if any(
+                flag == bad or (bad and flag.startswith(bad)) for bad in _UNFOLLOWABLE.get(name, ())
+            ):
+                _refuse(f"runs its program through '{name} {flag}'")
+            if flag in takes_value and "=" not in option and rest:
+                rest.pop(0)
+        if name in _UNFOLLOWABLE and "" in _UNFOLLOWABLE[name]:
+            _refuse(f"runs its program through {name}")
+        if name == "env":
+            while rest and "=" in rest[0] and not rest[0].startswith("="):
+                rest.pop(0)
+        argv = rest[operands:]
+    return argv
+
+
+def _shell_script(argv: list[str]) -> str | None:
+    """The script a shell runs from its command line (``sh -c``, ``bash -ec``, ``zsh -o x
+    -c``), None when ``argv`` does not start a shell with one.
+
+    Raises:
+        PmlbenchError: a shell started without ``-c`` and without a script file, which
+            reads its commands from standard input, where the key cannot see them.
+    """
+    if not argv or Path(argv[0]).name not in SHELLS:
+        return None
+    rest, script_mode = argv[1:], False
+    while rest and rest[0][:1] in "-+" and len(rest[0]) > 1 and rest[0] != "--":
+        option = rest.pop(0)
+        if option.startswith("--"):
+            continue
+        if "c" in option[1:] and option[0] == "-":
+            script_mode = True
+        if option[-1] == "o" and rest:  # -o / +o take an option name
+            rest.pop(0)
+    if rest and rest[0] == "--":
+        rest.pop(0)
+    if script_mode:
+        return rest[0] if rest else ""
+    short = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
+    if not rest or "s" in short:
+        _refuse("starts a shell that reads its commands from standard input")
+    return None
+
+
+def _refuse(problem: str) -> None:
+    raise PmlbenchError(
+        f"method.command {problem}, so the files it names cannot be covered by the result "
+        "key and an edit of them would reuse stale results; name the files by their paths "
+        "(relative to the working directory or method.workdir, where 'cd {workdir}' is fine) "
+        "or call the program directly"
+    )
+
+
+def check_shell_script(command: str, depth: int = 3) -> None:
+    """Refuse a command whose files the result key cannot follow.
 
     A unit's key covers the files named by the words of ``method.command``, of a shell
     script inside it too, looked up in the working directory and in ``method.workdir``
-    (pmlbench.runner.units). Behind a ``cd`` to another directory, or a word built by
-    the shell at run time (``$VAR``, ``$(...)``, backquotes), a file edit would reuse stale
-    numbers, so such a script is refused up front.
+    (pmlbench.runner.units). One rule for every shell form: the program is found behind any
+    wrappers (``env``, ``exec``, ``nice``, ``timeout`` ...), and a shell's script (``-c`` in
+    any flag cluster: ``sh -ec``, ``bash -xc``) is read, its own commands checked the same
+    way. Behind a ``cd`` to another directory, a word built by the shell at run time
+    (``$VAR``, ``$(...)``, backquotes), a wrapper that changes directory, or a shell reading
+    standard input, a file edit would reuse stale numbers, so such a command is refused.
 
     Raises:
         PmlbenchError: (one line) naming the construct and the fix.
@@ -101,30 +195,29 @@ def check_shell_script(command: str) -> None:
         argv = shlex.split(command)
     except ValueError:
         return  # render_command reports it
-    if not argv or Path(argv[0]).name not in SHELLS or "-c" not in argv[1:-1]:
+    script = _shell_script(_unwrap(argv))
+    if script is None:
         return
-    script = argv[argv.index("-c", 1) + 1]
-    problem = None
     if any(c in script for c in "$`"):
-        problem = "builds words at run time ($VAR, $(...) or backquotes)"
-    else:
-        try:
-            lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
-            lexer.whitespace_split, lexer.commenters = True, ""
-            words = list(lexer)
-        except ValueError:
-            words = []
-        for word, target in zip(words, [*words[1:], ""], strict=True):
-            if word in ("cd", "pushd") and target != "{workdir}":
-                problem = f"changes directory ({word} {target})"
-                break
-    if problem is not None:
-        raise PmlbenchError(
-            f"method.command runs a shell script that {problem}, so the files it names "
-            "cannot be covered by the result key and an edit of them would reuse stale "
-            "results; name the files by their paths (relative to the working directory or "
-            "method.workdir, where 'cd {workdir}' is fine) or call the program directly"
-        )
+        _refuse("runs a shell script that builds words at run time ($VAR, $(...) or backquotes)")
+    try:
+        lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+        lexer.whitespace_split, lexer.commenters = True, ""
+        words = list(lexer)
+    except ValueError:
+        words = []
+    for word, target in zip(words, [*words[1:], ""], strict=True):
+        if word in ("cd", "pushd", "popd", "chdir") and target != "{workdir}":
+            _refuse(f"runs a shell script that changes directory ({word} {target})")
+    commands: list[list[str]] = [[]]
+    for word in words:
+        if word in (";", "&&", "||", "|", "&", "(", ")", "{", "}"):
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    for simple in commands:
+        if simple and depth > 0:
+            check_shell_script(shlex.join(simple), depth - 1)
 
 
 def write_arrays(path: Path, arrays: dict[str, Any], file_format: str) -> None:
