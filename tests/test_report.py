@@ -647,3 +647,22 @@ def test_report_options_name_the_option_the_value_and_the_fix(options, message):
     with pytest.raises(PmlbenchError) as raised:
         ReportOptions(**options)
     assert str(raised.value) == message
+
+
+def test_repeated_where_filters_on_one_column_keep_either_value(multirun, tmp_path, capsys):
+    """``--where method=ref --where method=far`` kept only the last filter (far alone)."""
+    from pmlbench.report.prepare import apply_filters
+
+    records = load_results([multirun]).records
+    both = apply_filters(records, {"method": ["ref", "far"]})
+    assert sorted(both["method"].unique()) == ["far", "ref"]
+    narrowed = apply_filters(records, {"method": ["ref", "far"], "dataset": "d1"})
+    assert sorted(narrowed["method"].unique()) == ["far", "ref"]
+    assert narrowed["dataset"].unique().tolist() == ["d1"]
+    out = tmp_path / "two"
+    argv = ["report", str(multirun), "--out", str(out), "--no-plots", "--where", "method=ref"]
+    assert cli_main([*argv, "--where", "method=far"]) == 0
+    shown = set(pd.read_csv(out / "table2.csv")["method"])
+    assert shown == {"ref", "far"}
+    with pytest.raises(PmlbenchError, match="--where method=x or method=y"):
+        apply_filters(records, {"method": ["x", "y"]})

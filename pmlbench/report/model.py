@@ -83,7 +83,8 @@ class ReportOptions:
         leaderboard_test: the per-dataset test of the leaderboard's win/tie/loss:
             ``"corrected"`` (default, Nadeau-Bengio) or ``"ttest"``; ``test`` is Table 3's.
         metrics: metrics to report, in order (default: all, in results order).
-        where: column -> value filters applied before anything else.
+        where: column -> value filters applied before anything else; a list of values
+            keeps rows holding any of them.
         plots: draw figures (needs matplotlib).
         sensitivity: method parameters to draw sensitivity curves for (None: detect).
         digits: decimals in the tables.
@@ -106,7 +107,7 @@ class ReportOptions:
     pairwise_by_level: bool = False
     leaderboard_test: str = "corrected"
     metrics: list[str] | None = None
-    where: dict[str, str] = field(default_factory=dict)
+    where: dict[str, str | list[str]] = field(default_factory=dict)
     plots: bool = True
     sensitivity: list[str] | None = None
     digits: int = 3

@@ -9,6 +9,7 @@ direction per metric, and no conflicting duplicates.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,20 +75,26 @@ def _as_bool(series: pd.Series, what: str) -> pd.Series:
     return text.isin(["true", "1", "1.0"])
 
 
-def apply_filters(records: pd.DataFrame, where: dict[str, str]) -> pd.DataFrame:
-    """Keep rows whose column equals the given text (``--where column=value``)."""
-    for column, wanted in where.items():
+def apply_filters(records: pd.DataFrame, where: Mapping[str, str | Sequence[str]]) -> pd.DataFrame:
+    """Keep rows whose column equals the given text (``--where column=value``); a column
+    given several values (``--where method=mlknn --where method=ridge``) keeps rows holding
+    any of them, and filters on different columns all apply."""
+    for column, given in where.items():
         if column not in records.columns:
             raise PmlbenchError(
                 f"--where names column {column!r}, which no {RESULTS_FILE} has; "
                 f"columns: {sorted(records.columns)}"
             )
+        wanted = [given] if isinstance(given, str) else list(given)
         values = records[column]
-        keep = values.map(format_value) == format_value(_parse_number(wanted))
-        keep |= values.astype(str) == wanted
+        shown, text = values.map(format_value), values.astype(str)
+        keep = pd.Series(False, index=records.index)
+        for value in wanted:
+            keep |= (shown == format_value(_parse_number(value))) | (text == value)
         records = records[keep]
         if records.empty:
-            raise PmlbenchError(f"no results left after --where {column}={wanted}")
+            either = " or ".join(f"{column}={value}" for value in wanted)
+            raise PmlbenchError(f"no results left after --where {either}")
     return records
 
 

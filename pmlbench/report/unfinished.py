@@ -3,6 +3,7 @@ the dataset, noise level and method label under which their results would appear
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,23 +27,30 @@ def _params_key(row: dict[str, Any], prefix: str) -> tuple[tuple[str, str], ...]
     )
 
 
-def _where_keeps(row: dict[str, Any], where: dict[str, str]) -> bool:
-    """``--where`` applied to a unit without results (columns it lacks do not filter it)."""
-    for column, wanted in where.items():
+def _matches(value: Any, wanted: str) -> bool:
+    try:
+        number = format_value(float(wanted))
+    except ValueError:
+        number = wanted
+    return format_value(value) == number or str(value) == wanted
+
+
+def _where_keeps(row: dict[str, Any], where: Mapping[str, str | Sequence[str]]) -> bool:
+    """``--where`` applied to a unit without results (columns it lacks do not filter it;
+    several values of one column keep any of them)."""
+    for column, given in where.items():
         if column not in row:
             continue
         value = row[column]
-        try:
-            number = format_value(float(wanted))
-        except ValueError:
-            number = wanted
-        if format_value(value) != number and str(value) != wanted:
+        if not any(
+            _matches(value, wanted) for wanted in ([given] if isinstance(given, str) else given)
+        ):
             return False
     return True
 
 
 def place_unfinished(
-    prepared: Prepared, failures: pd.DataFrame, where: dict[str, str]
+    prepared: Prepared, failures: pd.DataFrame, where: Mapping[str, str | Sequence[str]]
 ) -> pd.DataFrame:
     """Every unit without results (``failures`` of the loader), placed in the report's cells
     where its columns allow: dataset, level and method label as in Table 2 (None when it

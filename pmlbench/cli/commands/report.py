@@ -37,6 +37,14 @@ def _where(text: str) -> tuple[str, str]:
     return key, value
 
 
+def _grouped(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """Repeated ``--where`` filters by column: values of one column keep rows with any."""
+    grouped: dict[str, list[str]] = {}
+    for column, value in pairs:
+        grouped.setdefault(column, []).append(value)
+    return grouped
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pmlbench report",
@@ -109,7 +117,8 @@ def parser() -> argparse.ArgumentParser:
         type=_where,
         default=[],
         metavar="COLUMN=VALUE",
-        help="keep only rows with this value (repeatable), e.g. convention=zhang",
+        help="keep only rows with this value, e.g. convention=zhang; repeatable: filters on "
+        "different columns all apply, several values of one column keep rows with any",
     )
     p.add_argument(
         "--sensitivity",
@@ -179,7 +188,7 @@ def main(argv: list[str]) -> int:
         pairwise_by_level=args.pairwise_by_level,
         leaderboard_test=args.leaderboard_test,
         metrics=args.metrics,
-        where=dict(args.where),
+        where=_grouped(args.where),
         plots=not args.no_plots,
         sensitivity=args.sensitivity,
         digits=args.digits,
