@@ -666,3 +666,24 @@ def test_repeated_where_filters_on_one_column_keep_either_value(multirun, tmp_pa
     assert shown == {"ref", "far"}
     with pytest.raises(PmlbenchError, match="--where method=x or method=y"):
         apply_filters(records, {"method": ["x", "y"]})
+
+
+def test_a_manifest_cannot_delete_through_a_linked_folder(tmp_path):
+    """``--out rep`` with ``rep/plots`` a link to another folder and a manifest listing
+    ``plots/secret.txt`` deleted that folder's file: every path is resolved first and must
+    lie inside ``--out``."""
+    from pmlbench.report.outdir import MANIFEST, replace_previous
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.txt").write_text("keep")
+    out = tmp_path / "rep"
+    (out / "figures").mkdir(parents=True)
+    (out / "plots").symlink_to(elsewhere, target_is_directory=True)
+    (out / "figures" / "old.svg").write_text("stale")
+    (out / MANIFEST).write_text(
+        '{"files": ["plots/secret.txt", "figures/old.svg", "figures/../../elsewhere/secret.txt"]}'
+    )
+    replace_previous(out, [])
+    assert (elsewhere / "secret.txt").read_text() == "keep"
+    assert not (out / "figures" / "old.svg").exists()  # its own stale file still goes

@@ -32,10 +32,20 @@ def _listed(out: Path) -> list[str]:
 
 
 def _inside(out: Path, name: str) -> Path | None:
-    """``out / name`` when it stays inside ``out`` (a manifest is a file anyone can edit)."""
+    """``out / name`` when it lies inside ``out`` once every symbolic link on the way is
+    resolved (a manifest is a file anyone can edit, and ``out/plots`` may be a link to
+    another folder); None otherwise."""
     if not name or os.path.isabs(name) or ".." in Path(name).parts:
         return None
-    return out / name
+    path = out / name
+    try:
+        root = out.resolve(strict=True)
+        parent = path.parent.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    if parent != root and root not in parent.parents:
+        return None
+    return parent / path.name
 
 
 def replace_previous(out_dir: str | Path, written: Iterable[Path]) -> list[Path]:
