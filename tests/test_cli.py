@@ -182,3 +182,42 @@ def test_one_split_run_prints_no_spread(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "average_precision" in proc.stdout
     assert "nan" not in proc.stdout and "±" not in proc.stdout
+
+
+def test_plugin_text_reaches_the_terminal_escaped_in_list_and_check_plugin(monkeypatch, capsys):
+    """Entry-point names, distribution names, docstrings and import errors are the plugin's
+    text: clear-screen, window-title and colour codes and bidi overrides must be shown as
+    escapes by `pmlbench list` and `pmlbench check-plugin`, never acted on."""
+    from dataclasses import dataclass
+    from types import SimpleNamespace
+
+    from pmlbench.cli.commands import check_plugin, list_plugins
+    from pmlbench.plugins import registry
+
+    hostile = "\x1b[2J\x1b]0;owned\x07\x1b[31m\u202e\u200f"
+
+    @dataclass
+    class Hostile:
+        name: str
+        value: str
+
+        @property
+        def dist(self):
+            return SimpleNamespace(metadata={"Name": f"dist{hostile}"})
+
+        def load(self):
+            raise ImportError(f"boom{hostile}")
+
+    entry = Hostile(f"evil{hostile}", "evil_module:Evil")
+    monkeypatch.setattr(registry, "entry_points", lambda group: [entry])
+    registry.plugins.cache_clear()
+    try:
+        assert list_plugins.main(["method"]) == 0
+        assert check_plugin.main([entry.name, "--kind", "method"]) == 1
+    finally:
+        registry.plugins.cache_clear()
+    out = capsys.readouterr().out
+    assert "evil" in out and "boom" in out
+    for raw in ("\x1b", "\x07", "\u202e", "\u200f"):
+        assert raw not in out, repr(raw)
+    assert "\\x1b" in out and "\\u202e" in out

@@ -27,10 +27,19 @@ from rich.text import Text
 console = Console(stderr=False)
 err_console = Console(stderr=True)
 
-# Characters that would act on a terminal (or reorder what it shows) instead of being shown:
-# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_ALL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Characters that would act on a terminal (or reorder or hide what it shows) instead of being
+# shown: C0 controls but tab and newline, DEL, C1 controls, the bidirectional marks,
+# embeddings, overrides and isolates (U+061C, U+200E/F, U+202A-E, U+2066-9), zero-width
+# characters (U+200B-D, U+2060, U+FEFF) and the line and paragraph separators (U+2028/9).
+_HIDDEN = "\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_HIDDEN}]")
+_CONTROL_ALL = re.compile(f"[\x00-\x1f\x7f-\x9f{_HIDDEN}]")
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`escape_control` would escape (newlines
+    and tabs included): such a text cannot be a name."""
+    return _CONTROL_ALL.search(text) is not None
 
 
 def escape_control(text: str, *, newlines: bool = False) -> str:

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pmlbench.core.console import escape_control
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.plugins import registry
 from pmlbench.runner.timeout import call_with_timeout, isolation_available
@@ -41,34 +42,39 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
 def _report(console: Console, report: CheckReport, show_traceback: bool) -> int:
     """Print one plugin's checks as a table; the exit status (1 when a check failed)."""
     info = report.info
-    table = Table(title=f"{info.label}: {info.entry_point.value}", title_justify="left")
+    label = escape_control(info.label, newlines=True)
+    title = Text(escape_control(f"{info.label}: {info.entry_point.value}", newlines=True))
+    table = Table(title=title, title_justify="left")
     for column in ("", "check", "detail"):
         table.add_column(column, overflow="fold")
     marks = {True: "[green]ok", False: "[bold red]FAIL", None: "[yellow]skip"}
     for check in report.results:
-        table.add_row(marks[check.passed], check.name, Text(check.detail))  # literal, no markup
+        # plugin-controlled text: literal, no markup, no terminal codes
+        detail = Text(escape_control(check.detail, newlines=True))
+        table.add_row(marks[check.passed], Text(escape_control(check.name)), detail)
     console.print(table)
     if show_traceback:
         for check in report.failed:
             if check.error is not None:
-                console.print(f"[bold]{check.name}[/]", highlight=False)
+                console.print(Text(escape_control(check.name), style="bold"), highlight=False)
                 text = getattr(check.error, "text", None) or "".join(
                     traceback.format_exception(check.error)
                 )
-                console.print(text, highlight=False, markup=False)
+                console.print(Text(escape_control(text)), highlight=False)
     if report.failed:
         console.print(
-            f"[bold red]{len(report.failed)} contract violation(s)[/] in {info.label}",
+            Text(f"{len(report.failed)} contract violation(s)", style="bold red")
+            + Text(f" in {label}"),
             highlight=False,
         )
         return 1
     if report.skipped:
         console.print(
-            f"[yellow]{info.label}: no violation found, but some checks did not run[/]",
+            Text(f"{label}: no violation found, but some checks did not run", style="yellow"),
             highlight=False,
         )
         return 0
-    console.print(f"[green]{info.label} meets the contract[/]", highlight=False)
+    console.print(Text(f"{label} meets the contract", style="green"), highlight=False)
     return 0
 
 
@@ -101,7 +107,9 @@ def main(argv: list[str]) -> int:
             report = _checked(kind, args.name, params or None)
         except _Ended as exc:
             console.print(
-                Text(f"error: {kind} plugin {args.name!r}: {exc}", style="bold red"),
+                Text(
+                    escape_control(f"error: {kind} plugin {args.name!r}: {exc}"), style="bold red"
+                ),
                 highlight=False,
             )
             status = 1

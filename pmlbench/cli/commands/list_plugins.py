@@ -6,7 +6,9 @@ import argparse
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from pmlbench.core.console import escape_control
 from pmlbench.errors import PluginError
 from pmlbench.plugins import registry
 from pmlbench.plugins.parameters import plugin_parameters
@@ -24,7 +26,7 @@ def plugin_rows(kind: str) -> list[dict[str, str]]:
                 params = ", ".join(f"{k}={v!r}" for k, v in plugin_parameters(kind, obj).items())
             description = registry.describe(obj)
         except PluginError as exc:
-            params, description = "", f"[red]broken: {exc}"
+            params, description = "", f"broken: {exc}"
         rows.append(
             {
                 "name": name,
@@ -48,6 +50,10 @@ def main(argv: list[str]) -> int:
         for column in ("name", "parameters", "description", "distribution"):
             table.add_column(column, overflow="fold")
         for row in plugin_rows(kind):
-            table.add_row(*row.values())
+            # plugin-controlled text: shown literally, never as markup or terminal codes
+            cells = [Text(escape_control(str(v), newlines=True)) for v in row.values()]
+            if row["description"].startswith("broken: "):
+                cells[2].stylize("red")
+            table.add_row(*cells)
         console.print(table)
     return 0
