@@ -48,7 +48,7 @@ labels = (scores >= np.median(scores, axis=1, keepdims=True)).astype(float)
 save = {"ok": {"scores": scores, "labels": labels}, "noLabels": {"scores": scores},
         "transposed": {"scores": scores.T, "labels": 2 * labels.T - 1},
         "badShape": {"scores": scores[:, :-1]}, "noScores": {"labels": labels},
-        "nan": {"scores": scores * np.nan}}
+        "nan": {"scores": scores * np.nan}, "complex": {"scores": scores + 1j}}
 if mode == "crash":
     sys.stderr.write("error: Undefined function 'pinv2'\\n")
     sys.exit(3)
@@ -161,6 +161,7 @@ def test_params_fill_placeholders(program, data, tmp_path):
         ("badShape", {}, "wrote 'scores' of shape (10, 3); expected (10, 4)"),
         ("noScores", {}, "without 'scores'"),
         ("nan", {}, "NaN or infinite scores"),
+        ("complex", {}, "wrote complex scores; scores must be real"),
         ("sleep", {"timeout": 0.5}, "did not finish within 0.5 s"),
     ],
 )

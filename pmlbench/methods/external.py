@@ -419,6 +419,11 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
                 f"external program {program!r} wrote {out.name} without 'scores' "
                 f"(found {sorted(arrays) or 'nothing'})"
             )
+        if np.iscomplexobj(arrays["scores"]):
+            raise PluginError(
+                f"external program {program!r} wrote complex scores; scores must be real "
+                "numbers (write their real part or magnitude)"
+            )
         try:
             scores = _orient("scores", arrays["scores"], shape, program).astype(np.float64)
         except (TypeError, ValueError):
@@ -426,6 +431,8 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
         if not np.all(np.isfinite(scores)):
             raise PluginError(f"external program {program!r} wrote NaN or infinite scores")
         if "labels" in arrays:
+            if np.iscomplexobj(arrays["labels"]):
+                raise PluginError(f"external program {program!r} wrote complex labels")
             labels = _orient("labels", arrays["labels"], shape, program)
             if labels.size and set(np.unique(labels).tolist()) <= {-1, 1} and -1 in labels:
                 labels = labels == 1  # MATLAB PML code often writes -1/+1
