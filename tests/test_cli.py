@@ -221,3 +221,23 @@ def test_plugin_text_reaches_the_terminal_escaped_in_list_and_check_plugin(monke
     for raw in ("\x1b", "\x07", "\u202e", "\u200f"):
         assert raw not in out, repr(raw)
     assert "\\x1b" in out and "\\u202e" in out
+
+
+def test_version_names_pmlbench_and_an_interrupt_exits_130(monkeypatch, capsys):
+    """`pmlbench --version` printed Hydra's version; Ctrl-C ended with status 2 (a usage
+    error's) instead of the shell's 130."""
+    import importlib
+
+    from pmlbench import __version__
+
+    cli = importlib.import_module("pmlbench.cli.main")
+
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith(f"pmlbench {__version__} (Hydra ")
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_hydra", interrupted)
+    assert cli.main(["method=mlknn"]) == 130
+    assert "interrupted" in capsys.readouterr().err

@@ -92,6 +92,21 @@ def usage() -> str:
     )
 
 
+# The shell's status for a command ended by SIGINT (128 + 2).
+INTERRUPTED = 130
+
+
+def version_line() -> str:
+    """``pmlbench <version>``, with the Hydra and Python versions it runs on."""
+    import platform
+    from importlib.metadata import version
+
+    from pmlbench import __version__
+
+    python = platform.python_version()
+    return f"pmlbench {__version__} (Hydra {version('hydra-core')}, Python {python})"
+
+
 def check_command(argv: list[str]) -> None:
     """Fail in one line on a first word that is neither a sub-command nor an override.
 
@@ -115,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         if not argv:  # a bare command explains itself and runs nothing
             print(usage())
             return 0
+        if argv[0] in ("--version", "-V"):
+            print(version_line())
+            return 0
         if argv[0] in SUBCOMMANDS:
             module, function = SUBCOMMANDS[argv[0]].split(":")
             return int(getattr(importlib.import_module(module), function)(argv[1:]) or 0)
@@ -125,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print_error("interrupted; finished results were written, the interrupted run was not")
-        return 2
+        return INTERRUPTED
 
 
 if __name__ == "__main__":
