@@ -43,6 +43,7 @@ from pmlbench.runner.units import (
     _plugin_infos,
     code_fingerprint,
     code_roots,
+    describe_units,
     input_files,
     unit_keys,
 )
@@ -103,7 +104,9 @@ def write_synthetic_store(store: ResultStore, jobs: list[dict], out: Path) -> No
     rng = np.random.default_rng(0)
     for config in jobs:
         spec = spec_from_config(config)
-        runner = UnitRunner(spec, config, unit_keys(spec), store, False, out, prepare(spec))
+        plugins = prepare(spec)
+        units = describe_units(spec, plugins.registrations)
+        runner = UnitRunner(spec, config, units, store, False, out, plugins)
         for split, key in enumerate(runner.keys):
             values = {m: float(rng.uniform()) for m in spec.metrics}
             result = SplitResult(

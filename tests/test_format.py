@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pmlbench.plugins.loading import load_metrics
 from pmlbench.protocol.experiment import (
     NATURAL_NOISE,
     ExperimentResult,
     ExperimentSpec,
     SplitResult,
-    load_metrics,
 )
 from pmlbench.runner import format as fmt
 from pmlbench.runner.outputs import tidy_records

@@ -635,12 +635,7 @@ class _OddScores:
 def _run_split_with(method, monkeypatch):
     """Split 0 of the protocol on genbase with ``method`` standing in for ML-kNN."""
     from pmlbench.plugins.loading import MethodFactory
-    from pmlbench.protocol.experiment import (
-        load_dataset,
-        plan_splits,
-        prepare,
-        run_split,
-    )
+    from pmlbench.protocol.experiment import plan_splits, prepare, run_split
     from pmlbench.runner.run import spec_from_config
 
     config = compose_config(["method=mlknn", "dataset=genbase", "protocol.n_splits=1"])
@@ -648,7 +643,7 @@ def _run_split_with(method, monkeypatch):
     spec = spec_from_config(config)
     plugins = prepare(spec)
     monkeypatch.setattr(MethodFactory, "build", lambda self, seed: method)
-    dataset = load_dataset(spec.dataset)
+    dataset = plugins.dataset.load()
     (plan,) = plan_splits(dataset.n_instances, 1, spec.test_size, spec.seed)
     return run_split(spec, dataset, plan, plugins)
 

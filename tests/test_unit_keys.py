@@ -211,7 +211,7 @@ def test_the_tuning_score_counts_as_a_plugin():
     spec = spec_from_config(config_of("mlknn", "tune.grid.k=[5,10]", "tune.scoring=coverage"))
     names = [i.name for i in _plugin_infos(spec)]
     assert "coverage" in names
-    untuned = spec_from_config(config_of("mlknn", "tune.scoring=coverage"))
+    untuned = spec_from_config(config_of("mlknn", "tune.grid=null", "tune.scoring=coverage"))
     assert "coverage" not in [i.name for i in _plugin_infos(untuned)]
 
 

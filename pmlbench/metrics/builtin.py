@@ -61,6 +61,8 @@ coverage = Metric(
     "mean depth (worst rank - 1) needed to cover all relevant labels, unnormalised",
 )
 
+# The paper's seven metrics, in its order: the default of the ``metrics`` setting
+# (pmlbench.protocol.settings.EXPERIMENT).
 PAPER_METRICS = (
     "subset_accuracy",
     "hamming_loss",

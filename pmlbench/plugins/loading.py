@@ -3,13 +3,19 @@
 The protocol asks once per experiment for each plugin it needs and gets back an object that
 has already passed its contract (pmlbench.plugins.contracts):
 
-- :func:`load_dataset`: a :class:`~pmlbench.datasets.dataset.Dataset`.
-- :func:`noise_model`: a :class:`NoiseModel` whose ``candidates`` are checked n x l 0/1
+- :class:`DatasetSource`, whose ``load`` gives a checked
+  :class:`~pmlbench.datasets.dataset.Dataset` (:func:`load_dataset` in one call).
+- :class:`NoiseModel` (:func:`noise_model`), whose ``candidates`` are checked n x l 0/1
   matrices containing the true labels.
-- :func:`method_factory`: a :class:`MethodFactory` whose parameters were validated against
+- :class:`MethodFactory` (:func:`method_factory`), whose parameters were validated against
   the method's declared constraints when it was made, before any data is loaded; ``build``
   gives a fresh estimator per split and ``outputs`` checks what the estimator returned.
-- :func:`load_metrics` / :func:`load_metric`: checked :class:`~pmlbench.metrics.base.Metric`s.
+- :func:`checked_metric` / :func:`load_metric` / :func:`load_metrics`: checked
+  :class:`~pmlbench.metrics.base.Metric`s.
+
+Each is made from the plugin's registration (``configure``, :func:`checked_metric`), which
+pmlbench.protocol.experiment.prepare looks up once per plugin of an experiment; the
+functions named after a config node or a name look it up themselves.
 
 Failures inside third-party code become one-line :class:`~pmlbench.errors.PluginError`s
 naming the plugin.
@@ -36,13 +42,34 @@ def plugin_params(node: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in node.items() if k != "name"}
 
 
+@dataclass(frozen=True)
+class DatasetSource:
+    """A dataset plugin with its configured parameters; nothing is imported or read before
+    :meth:`load`."""
+
+    info: PluginInfo
+    params: dict[str, Any]
+
+    @classmethod
+    def configure(cls, info: PluginInfo, node: dict[str, Any]) -> DatasetSource:
+        """The dataset ``info`` registers, with the parameters of its config node."""
+        return cls(info, plugin_params(node))
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def load(self) -> Dataset:
+        """The dataset, loaded and checked."""
+        loader = self.info.load()
+        with contracts.plugin_call(self.info, "loading the dataset"):
+            dataset = loader(**self.params)
+        return contracts.check_dataset(self.info, dataset)
+
+
 def load_dataset(node: dict[str, Any]) -> Dataset:
     """The dataset a ``dataset`` config node names, loaded and checked."""
-    info = registry.get("dataset", node["name"])
-    loader = info.load()
-    with contracts.plugin_call(info, "loading the dataset"):
-        dataset = loader(**plugin_params(node))
-    return contracts.check_dataset(info, dataset)
+    return DatasetSource.configure(registry.get("dataset", node["name"]), node).load()
 
 
 @dataclass(frozen=True)
@@ -52,6 +79,11 @@ class NoiseModel:
     info: PluginInfo
     function: Callable[..., Any]
     params: dict[str, Any]
+
+    @classmethod
+    def configure(cls, info: PluginInfo, node: dict[str, Any]) -> NoiseModel:
+        """The noise model ``info`` registers, the parameters of its config node checked."""
+        return cls(*_configured(info, node))
 
     @property
     def name(self) -> str:
@@ -64,19 +96,18 @@ class NoiseModel:
         return contracts.check_noise_output(self.info, Y_true, Y_cand)
 
 
-def _configured(kind: str, node: dict[str, Any]) -> tuple[PluginInfo, Any, dict[str, Any]]:
-    """The plugin a config node names, loaded, with its parameters checked against the
-    constraints it declares (keys ``<kind>.<param>`` in errors)."""
-    info = registry.get(kind, node["name"])
+def _configured(info: PluginInfo, node: dict[str, Any]) -> tuple[PluginInfo, Any, dict[str, Any]]:
+    """The plugin ``info`` registers, loaded, with the parameters of its config node checked
+    against the constraints it declares (keys ``<kind>.<param>`` in errors)."""
     obj = info.load()
     params = plugin_params(node)
-    validate_parameters(params, declared_constraints(obj), prefix=kind)
+    validate_parameters(params, declared_constraints(obj), prefix=info.kind)
     return info, obj, params
 
 
 def noise_model(node: dict[str, Any]) -> NoiseModel:
     """The noise model a ``noise`` config node names, its parameters checked."""
-    return NoiseModel(*_configured("noise", node))
+    return NoiseModel.configure(registry.get("noise", node["name"]), node)
 
 
 @dataclass(frozen=True)
@@ -86,6 +117,11 @@ class MethodFactory:
     info: PluginInfo
     cls: Any
     params: dict[str, Any]
+
+    @classmethod
+    def configure(cls, info: PluginInfo, node: dict[str, Any]) -> MethodFactory:
+        """The method ``info`` registers, the parameters of its config node checked."""
+        return cls(*_configured(info, node))
 
     @property
     def name(self) -> str:
@@ -121,13 +157,17 @@ class MethodFactory:
 
 def method_factory(node: dict[str, Any]) -> MethodFactory:
     """The method a ``method`` config node names, its parameters checked before any work."""
-    return MethodFactory(*_configured("method", node))
+    return MethodFactory.configure(registry.get("method", node["name"]), node)
+
+
+def checked_metric(info: PluginInfo) -> Metric:
+    """The metric plugin ``info`` registers, checked."""
+    return contracts.check_metric(info, info.load())
 
 
 def load_metric(name: str) -> Metric:
     """The metric plugin called ``name``, checked."""
-    info = registry.get("metric", name)
-    return contracts.check_metric(info, info.load())
+    return checked_metric(registry.get("metric", name))
 
 
 def load_metrics(names: list[str]) -> dict[str, Metric]:

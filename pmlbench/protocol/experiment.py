@@ -13,7 +13,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,19 +22,24 @@ from pmlbench.datasets.dataset import Dataset
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import Metric, degenerate_rows
 from pmlbench.metrics.disambiguation import disambiguation_measures
-from pmlbench.plugins.loading import (
-    MethodFactory,
-    NoiseModel,
-    load_dataset,
-    load_metrics,
-    method_factory,
-    noise_model,
-)
+from pmlbench.plugins import registry
+from pmlbench.plugins.loading import DatasetSource, MethodFactory, NoiseModel, checked_metric
+from pmlbench.plugins.registry import PluginInfo
 from pmlbench.protocol.bipartition import make_bipartition
 from pmlbench.protocol.fitting import fit_with_tuning
-from pmlbench.protocol.settings import EXPERIMENT, spec_field, tune_options
+from pmlbench.protocol.settings import (
+    BIPARTITION,
+    EXPERIMENT,
+    RULE_NAMES,
+    TUNE,
+    bipartition_options,
+    options_read_by,
+    spec_field,
+    tune_key,
+    tune_options,
+)
 from pmlbench.protocol.splits import SplitPlan, plan_splits
-from pmlbench.protocol.tuning import scoring_metric, tuning_grid
+from pmlbench.protocol.tuning import tuning_grid
 
 NATURAL_NOISE = "natural"
 
@@ -106,33 +111,90 @@ class ExperimentResult:
     metrics: dict[str, Metric]
 
 
+_NODES = ("dataset", "noise", "method")  # the config nodes that name one plugin each
+
+
+class PluginRequest(NamedTuple):
+    """One plugin a unit runs, and the config key that names it."""
+
+    kind: str
+    name: str
+    key: str
+
+
+def plugin_requests(spec: ExperimentSpec) -> list[PluginRequest]:
+    """Every plugin a unit of ``spec`` runs, each once: its dataset, noise model, method and
+    metrics, the tuning score (with a tuning grid) and the bipartition objective (for a rule
+    that reads it). Read without checks (:func:`prepare` checks; the unit keys of
+    pmlbench.runner.units read the same list)."""
+    wanted = [PluginRequest(kind, getattr(spec, kind)["name"], kind) for kind in _NODES]
+    metrics: dict[Any, str] = dict.fromkeys(spec.metrics or [], "metrics")
+    tune = dict(spec.tune or {})
+    if tune_key(tune):
+        metrics.setdefault(tune.get("scoring", TUNE["scoring"].default), "tune.scoring")
+    bipartition = dict(spec.bipartition or {})
+    rule = bipartition.get("rule")
+    if rule in RULE_NAMES and "objective" in options_read_by(rule, bipartition):
+        objective = bipartition.get("objective", BIPARTITION["objective"].default)
+        metrics.setdefault(objective, "bipartition.objective")
+    wanted += [PluginRequest("metric", n, k) for n, k in metrics.items() if isinstance(n, str)]
+    return wanted
+
+
 @dataclass(frozen=True)
 class Plugins:
-    """The checked plugins of one experiment, asked for once (pmlbench.plugins.loading)."""
+    """The plugins of one experiment, each looked up once and checked (:func:`prepare`)."""
 
-    method: MethodFactory
+    dataset: DatasetSource
     noise: NoiseModel
+    method: MethodFactory
     metrics: dict[str, Metric]
+    # the registration of every plugin a unit runs (:func:`plugin_requests`), for its key
+    registrations: tuple[PluginInfo, ...]
 
 
 def prepare(spec: ExperimentSpec) -> Plugins:
-    """Resolve and check the experiment's method, noise model and metrics.
+    """Resolve and check the experiment's plugins and their configuration, once.
 
-    Parameters are validated here, before any data is loaded, so a bad ``method.k`` or
-    ``noise.rate`` stops a run before any work; so are the ``bipartition`` and ``tune``
-    nodes, which each split reads again.
+    The ``tune`` and ``bipartition`` nodes are checked first, then every plugin a unit runs
+    (:func:`plugin_requests`) is looked up in the registry once, then loaded from that
+    registration and checked: the method's and noise model's parameters against their
+    constraints, the metrics, the tuning score and the bipartition objective against the
+    metric contract. So a bad ``method.k`` or ``noise.rate`` stops a run before any data is
+    loaded. The dataset is not imported before :meth:`DatasetSource.load`.
     """
-    method, noise = method_factory(spec.method), noise_model(spec.noise)
-    with _naming("metrics", f"[{','.join(map(str, spec.metrics))}]"):
-        metrics = load_metrics(list(spec.metrics))
-    with _naming("bipartition.objective", spec.bipartition.get("objective")):
-        make_bipartition(dict(spec.bipartition))
     tune = dict(spec.tune or {})
     options = tune_options(tune)
-    if tuning_grid(tune):
+    tuned = bool(tuning_grid(tune))
+    bipartition_options(dict(spec.bipartition))
+    shown = {
+        "metrics": f"[{','.join(map(str, spec.metrics))}]",
+        "tune.scoring": options["scoring"],
+        "bipartition.objective": spec.bipartition.get("objective"),
+    }
+    found: dict[tuple[str, str], PluginInfo] = {}
+    for kind, name, key in plugin_requests(spec):
+        # a metric's error names the config key that asked for it (``tune.scoring=...: ``)
+        with _naming(key, shown[key]) if key in shown else contextlib.nullcontext():
+            found[kind, name] = registry.get(kind, name)
+    method = MethodFactory.configure(found["method", spec.method["name"]], spec.method)
+    noise = NoiseModel.configure(found["noise", spec.noise["name"]], spec.noise)
+    with _naming("metrics", shown["metrics"]):
+        metrics = {name: checked_metric(found["metric", name]) for name in spec.metrics}
+    with _naming("bipartition.objective", shown["bipartition.objective"]):
+        # checks the objective against the rule; the rule looks it up itself, as does the
+        # rule of every split (pmlbench.protocol.bipartition.objective_metric)
+        make_bipartition(dict(spec.bipartition))
+    if tuned and options["scoring"] not in metrics:
         with _naming("tune.scoring", options["scoring"]):
-            scoring_metric(options["scoring"])
-    return Plugins(method=method, noise=noise, metrics=metrics)
+            checked_metric(found["metric", options["scoring"]])
+    return Plugins(
+        dataset=DatasetSource.configure(found["dataset", spec.dataset["name"]], spec.dataset),
+        noise=noise,
+        method=method,
+        metrics=metrics,
+        registrations=tuple(found.values()),
+    )
 
 
 @contextlib.contextmanager
@@ -229,13 +291,22 @@ def run_experiment(
     unit: UnitHook | None = None,
     plugins: Plugins | None = None,
 ) -> ExperimentResult:
-    """Run every split of the protocol and collect the results.
-
-    ``plugins`` are the experiment's prepared plugins (:func:`prepare`, called here when not
-    given).
-    """
+    """Run every split of the protocol and collect the results: :func:`run_prepared` with
+    ``plugins``, or with the experiment prepared here (:func:`prepare`)."""
     plugins = prepare(spec) if plugins is None else plugins
-    dataset = load_dataset(spec.dataset)
+    return run_prepared(spec, plugins, on_split_done=on_split_done, unit=unit)
+
+
+def run_prepared(
+    spec: ExperimentSpec,
+    plugins: Plugins,
+    *,
+    on_split_done: Callable[[SplitResult], None] | None = None,
+    unit: UnitHook | None = None,
+) -> ExperimentResult:
+    """Run every split of the experiment :func:`prepare` made ``plugins`` for, from those
+    plugins, and collect the results."""
+    dataset = plugins.dataset.load()
     noise_name = NATURAL_NOISE if dataset.Y_candidates is not None else plugins.noise.name
     plans = plan_splits(dataset.n_instances, spec.n_splits, spec.test_size, spec.seed)
     results = []

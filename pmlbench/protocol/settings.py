@@ -32,6 +32,7 @@ from pmlbench.core.parallel import N_JOBS
 from pmlbench.core.parameters import Constraint, Interval, Options, Type, check_parameter
 from pmlbench.errors import PmlbenchError
 from pmlbench.metrics.base import CONVENTIONS
+from pmlbench.metrics.builtin import PAPER_METRICS
 
 
 @dataclass(frozen=True)
@@ -157,15 +158,7 @@ EXPERIMENT: dict[str, Setting] = _table(
     ),
     Setting(
         "metrics",
-        [
-            "subset_accuracy",
-            "hamming_loss",
-            "one_error",
-            "ranking_loss",
-            "average_precision",
-            "macro_f1",
-            "micro_f1",
-        ],
+        list(PAPER_METRICS),
         (Type(list),),
         "metric plugins computed on each test part (`pmlbench list metric`)",
     ),
@@ -293,13 +286,15 @@ def tune_key(config: Mapping[str, Any]) -> dict[str, Any]:
     return {**options, "grid": grid}
 
 
-def _yaml(value: Any) -> str:
+def yaml_text(value: Any) -> str:
+    """A default as YAML writes it: ``true``, ``false``, ``null`` or the value's text."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return "null" if value is None else str(value)
 
 
-def _allowed(setting: Setting) -> str:
+def allowed_text(setting: Setting) -> str:
+    """The values a setting accepts, for a docs table (``null or an integer in [2, inf)``)."""
     return " or ".join("null" if c is None else c.describe() for c in setting.accepted)
 
 
@@ -314,10 +309,10 @@ def markdown_table(node: str) -> str:
         if node == "bipartition":
             scope = "every rule" if s.read_by is None else ", ".join(f"`{r}`" for r in s.read_by)
             if s.only_when is not None:
-                scope += f" (with `{s.only_when[0]}={_yaml(s.only_when[1])}`)"
+                scope += f" (with `{s.only_when[0]}={yaml_text(s.only_when[1])}`)"
         else:
             scope = "no" if s.execution else "yes (with a grid)"
-        row = [f"`{name}`", f"`{_yaml(s.default)}`", _allowed(s), scope, s.description]
+        row = [f"`{name}`", f"`{yaml_text(s.default)}`", allowed_text(s), scope, s.description]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 

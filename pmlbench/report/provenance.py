@@ -20,7 +20,13 @@ from typing import Any, TypedDict
 
 from pmlbench import __version__
 from pmlbench.report.sources import LoadedResults
-from pmlbench.runner.format import RESULTS_FILE, RUN_RECORD_FILE, UNITS_FILE, from_json
+from pmlbench.runner.format import (
+    LIBRARY_SEPARATOR,
+    RESULTS_FILE,
+    RUN_RECORD_FILE,
+    UNITS_FILE,
+    from_json,
+)
 from pmlbench.runner.outputs import git_commit, package_versions
 
 NOT_RECORDED = "not recorded"
@@ -91,15 +97,16 @@ def _run_info(source: Path, run_records: dict[Path, dict[str, Any] | None]) -> d
     }
 
 
-# Entries that list several libraries ("; "-separated) in the order a process loaded them,
-# which varies between processes of the same code.
+# Entries that list several libraries (pmlbench.runner.format.LIBRARY_SEPARATOR): sorted
+# where they are recorded, but archived records list them in the order a process loaded
+# them, which varies between processes of the same code.
 LIBRARY_LISTS = frozenset({"blas"})
 
 
 def _in_one_order(package: Any, version: Any) -> str:
     """``version`` as text; a list of libraries sorted, so one set reads one way."""
     if str(package) in LIBRARY_LISTS and isinstance(version, str):
-        return "; ".join(sorted(version.split("; ")))
+        return LIBRARY_SEPARATOR.join(sorted(version.split(LIBRARY_SEPARATOR)))
     return str(version)
 
 

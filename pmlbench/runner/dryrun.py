@@ -43,7 +43,7 @@ from pmlbench.runner.run import UnitRunner, retries_timeout, spec_from_config
 from pmlbench.runner.status import Status
 from pmlbench.runner.store import ResultStore, iter_records
 from pmlbench.runner.timeout import check_unit_timeout
-from pmlbench.runner.units import canonical_json, unit_description, unit_keys
+from pmlbench.runner.units import canonical_json, describe_units, unit_description
 
 # store states, in the order the summary names them
 STATES = (Status.DONE, Status.FAILED, Status.NOT_APPLICABLE, Status.TIMED_OUT, Status.MISSING)
@@ -104,10 +104,10 @@ def plan_job(
     spec = spec_from_config(config)
     limit = check_unit_timeout(unit_timeout)
     plugins = prepare(spec)
-    keys = unit_keys(spec)
+    units = describe_units(spec, plugins.registrations)
     # recompute=False: the store state of every unit, whatever this run would do with it
     runner = UnitRunner(
-        spec, config, keys, store, False, Path(out_dir), plugins, unit_timeout=limit
+        spec, config, units, store, False, Path(out_dir), plugins, unit_timeout=limit
     )
     dataset = canonical_json(unit_description(spec, 0, fingerprints=False)["dataset"])
     method, dataset_name = spec.method["name"], spec.dataset["name"]
@@ -116,7 +116,7 @@ def plan_job(
         None if store is None else str(store.root),
         recompute=recompute,
     )
-    for split, key in enumerate(keys):
+    for split, key in enumerate(units.keys):
         elapsed = None
         state: Status
         if store is None:

@@ -76,6 +76,10 @@ STORE_OUTCOME_SUFFIXES = tuple(OUTCOME_SUFFIXES.values())
 NOISE_PREFIX = "noise_"
 PARAM_PREFIX = "param_"
 
+# The versions of run.json and of store records list the loaded BLAS/LAPACK libraries
+# (``blas``) sorted, joined by this separator; older records list them in load order.
+LIBRARY_SEPARATOR = "; "
+
 # JSON indentation: run.json has always used two spaces, store records and units.json one
 RUN_RECORD_INDENT = 2
 STORE_INDENT = 1

@@ -19,6 +19,7 @@ import pandas as pd
 from pmlbench.core.atomic import atomic_write, atomic_write_text
 from pmlbench.protocol.experiment import NATURAL_NOISE, ExperimentResult
 from pmlbench.runner.format import (
+    LIBRARY_SEPARATOR,
     NOISE_PREFIX,
     PARAM_PREFIX,
     RESULTS_FILE,
@@ -71,7 +72,7 @@ def cpu_model() -> str:
 
 def machine_description() -> dict[str, str]:
     """``cpu`` (model, logical cores) and ``blas`` (each loaded BLAS/LAPACK library with its
-    version and the kernel it runs, as threadpoolctl reports them).
+    version and the kernel it runs, as threadpoolctl reports them, sorted).
 
     The kernel names where a number could have come from: pmlbench's results do not depend
     on it (docs/protocol.md, "Reproducibility"), and this is how a user checks that claim.
@@ -91,7 +92,8 @@ def machine_description() -> dict[str, str]:
             libraries.append(entry)
     return {
         "cpu": f"{cpu_model()}, {os.cpu_count() or '?'} logical cores",
-        "blas": "; ".join(libraries) or "none found",
+        # sorted: processes of the same code load them in varying orders
+        "blas": LIBRARY_SEPARATOR.join(sorted(libraries)) or "none found",
     }
 
 

@@ -38,7 +38,7 @@ from pmlbench.protocol.experiment import (
     Plugins,
     SplitResult,
     prepare,
-    run_experiment,
+    run_prepared,
 )
 from pmlbench.runner import settings
 from pmlbench.runner.format import UNITS_FILE, write_units
@@ -61,7 +61,7 @@ from pmlbench.runner.timeout import (
     tree_cpu_seconds,
 )
 from pmlbench.runner.unit_warnings import capture as capture_warnings
-from pmlbench.runner.units import unit_description, unit_keys
+from pmlbench.runner.units import Units, describe_units
 
 
 def spec_from_config(config: dict[str, Any]) -> ExperimentSpec:
@@ -151,13 +151,13 @@ def retries_timeout(record: dict[str, Any], unit_timeout: float | None) -> bool:
 
 
 class UnitRunner:
-    """The unit hook of protocol.experiment.run_experiment: reuse, compute, store, record."""
+    """The unit hook of protocol.experiment.run_prepared: reuse, compute, store, record."""
 
     def __init__(
         self,
         spec: ExperimentSpec,
         config: dict[str, Any],
-        keys: list[str],
+        units: Units,
         store: ResultStore | None,
         recompute: bool,
         out_dir: Path,
@@ -167,7 +167,8 @@ class UnitRunner:
         unit_timeout: float | None = None,
         isolate: bool = False,
     ) -> None:
-        self.spec, self.config, self.keys, self.plugins = spec, config, keys, plugins
+        self.spec, self.config, self.units, self.plugins = spec, config, units, plugins
+        self.keys = list(units.keys)
         self.catch, self.unit_timeout = catch, unit_timeout
         self.isolate = isolate and isolation_available()
         self.store, self.recompute, self.out_dir = store, recompute, out_dir
@@ -302,7 +303,7 @@ class UnitRunner:
             "schema": 1,
             "key": key,
             "status": str(status),
-            "unit": unit_description(self.spec, split),
+            "unit": self.units.descriptions[split],
             **fields,
             "config": self.config,
             "run": {**run_metadata(self.out_dir), **self.meta(), **(run or {})},
@@ -434,8 +435,10 @@ def run_config(
     out_dir = Path(out_dir)
     spec = spec_from_config(config)
     unit_timeout = check_unit_timeout(unit_timeout)
-    plugins = prepare(spec)  # every parameter checked before any work
-    keys = unit_keys(spec)
+    # every plugin looked up once and every parameter checked before any work: the units'
+    # keys and the run both start from what this prepared
+    plugins = prepare(spec)
+    units = describe_units(spec, plugins.registrations)
     catch = store is not None if catch_failures is None else catch_failures
     label = f"{spec.method['name']} on {spec.dataset['name']}"
     with split_progress(quiet) as progress:
@@ -443,7 +446,7 @@ def run_config(
         runner = UnitRunner(
             spec,
             config,
-            keys,
+            units,
             store,
             recompute,
             out_dir,
@@ -456,7 +459,7 @@ def run_config(
         result = runner.assemble_stored()
         if result is None:
             try:
-                result = run_experiment(spec, unit=runner, plugins=plugins)
+                result = run_prepared(spec, plugins, unit=runner)
             except PmlbenchError:
                 # the input is at fault (a dataset file, a dataset.* key, an unwritable
                 # store): one line, and no failure records that a fixed input would orphan
@@ -473,7 +476,7 @@ def run_config(
         clear_results(out_dir)  # an earlier run's numbers in a reused directory
     unfinished = runner.log.unfinished
     if unfinished:
-        raise units_failed(unfinished, len(keys), result, out_dir)
+        raise units_failed(unfinished, len(units.keys), result, out_dir)
     assert result is not None  # without a result every unit was logged as failed
     return result
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pmlbench.core.parameters import Interval, Options, Type, check_parameter
-from pmlbench.protocol.settings import EXPERIMENT, Setting
+from pmlbench.protocol.settings import EXPERIMENT, Setting, allowed_text, yaml_text
 from pmlbench.protocol.settings import spec_field as experiment_field
 from pmlbench.runner.timeout import UNIT_TIMEOUT
 
@@ -190,16 +190,6 @@ def spec_values(config: Mapping[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------ generated text
 
 
-def _yaml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "null" if value is None else str(value)
-
-
-def _allowed(setting: Setting) -> str:
-    return " or ".join("null" if c is None else c.describe() for c in setting.accepted)
-
-
 COMMENT_COLUMN = 30
 WIDTH = 99
 
@@ -226,9 +216,9 @@ def config_block() -> str:
                 lines.append("  " * depth + f"{part}:")
         if isinstance(s.default, list):
             lines += _commented(f"{indent}{last}:", s.description)
-            lines += [f"{indent}  - {_yaml(item)}" for item in s.default]
+            lines += [f"{indent}  - {yaml_text(item)}" for item in s.default]
         else:
-            lines += _commented(f"{indent}{last}: {_yaml(s.default)}", s.description)
+            lines += _commented(f"{indent}{last}: {yaml_text(s.default)}", s.description)
     return "\n".join(lines) + "\n"
 
 
@@ -239,7 +229,7 @@ def markdown_table() -> str:
     for name, s in TOP_LEVEL.items():
         shown = "[" + ", ".join(s.default) + "]" if isinstance(s.default, list) else s.default
         sets = "how it runs" if s.execution else "the numbers"
-        row = [f"`{name}`", f"`{_yaml(shown)}`", _allowed(s), sets, s.description]
+        row = [f"`{name}`", f"`{yaml_text(shown)}`", allowed_text(s), sets, s.description]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 

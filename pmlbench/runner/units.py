@@ -5,6 +5,9 @@ method and its parameters, the tuning and bipartition config, the metrics and th
 convention, the seed, the test size and the split index. Its key is the SHA-256 of the
 canonical JSON of that normalised description, so the same unit has the same key however
 the config was written (argument order, ``1`` or ``1.0``, defaults spelt out or not).
+A run keys the experiment it prepared (:func:`describe_units` with the plugin registrations
+pmlbench.protocol.experiment.prepare looked up), so the registry is not asked again;
+:func:`unit_keys` and :func:`unit_key` look the plugins up themselves, with the same result.
 
 Options that do nothing in a unit are dropped: the tuning options without a tuning grid, and
 the bipartition options its rule does not read (pmlbench.protocol.settings says which those
@@ -47,6 +50,8 @@ import hashlib
 import json
 import math
 import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,15 +67,9 @@ from pmlbench.core.fingerprint import (
 )
 from pmlbench.errors import PmlbenchError
 from pmlbench.plugins import registry
-from pmlbench.protocol.experiment import ExperimentSpec
-from pmlbench.protocol.settings import (
-    BIPARTITION,
-    RULE_NAMES,
-    TUNE,
-    bipartition_key,
-    options_read_by,
-    tune_key,
-)
+from pmlbench.plugins.registry import PluginInfo
+from pmlbench.protocol.experiment import ExperimentSpec, plugin_requests
+from pmlbench.protocol.settings import bipartition_key, tune_key
 
 SCHEMA = 3
 # Besides its plugins, what computes every unit's numbers: every module of these packages
@@ -109,34 +108,22 @@ def _canonical(value: Any) -> Any:
     )
 
 
-def _plugin_names(spec: ExperimentSpec) -> list[tuple[str, str]]:
-    """(kind, name) of every plugin a unit runs: its dataset, noise model, method and
-    metrics, the tuning score (with a tuning grid) and the bipartition objective (for a rule
-    that reads it)."""
-    wanted = [(kind, getattr(spec, kind)["name"]) for kind in ("dataset", "noise", "method")]
-    metrics: list[Any] = list(spec.metrics or [])
-    if tune_key(dict(spec.tune or {})):
-        metrics.append((spec.tune or {}).get("scoring", TUNE["scoring"].default))
-    bipartition = dict(spec.bipartition or {})
-    rule = bipartition.get("rule")
-    if rule in RULE_NAMES and "objective" in options_read_by(rule, bipartition):
-        metrics.append(bipartition.get("objective", BIPARTITION["objective"].default))
-    wanted += [("metric", name) for name in dict.fromkeys(metrics) if isinstance(name, str)]
-    return wanted
-
-
-def _plugin_infos(spec: ExperimentSpec) -> list[registry.PluginInfo]:
-    """The registrations of the plugins a unit runs (:func:`_plugin_names`)."""
+def _plugin_infos(spec: ExperimentSpec) -> list[PluginInfo]:
+    """The registrations of the plugins a unit runs
+    (pmlbench.protocol.experiment.plugin_requests), looked up in the registry; nothing is
+    imported. The runner does not call this: it keys the experiment it prepared
+    (:func:`describe_units` with the registrations pmlbench.protocol.experiment.prepare
+    looked up)."""
     infos = []
-    for kind, name in _plugin_names(spec):
+    for kind, name, _ in plugin_requests(spec):
         try:
             infos.append(registry.get(kind, name))
         except PmlbenchError:
-            continue  # an unknown plugin fails later with its own message
+            continue  # an unknown plugin fails when the experiment is prepared
     return infos
 
 
-def _entry_module(info: registry.PluginInfo) -> str:
+def _entry_module(info: PluginInfo) -> str:
     return str(info.entry_point.value).partition(":")[0].strip()
 
 
@@ -145,7 +132,7 @@ def _in_pmlbench(module: str) -> bool:
 
 
 def _third_party(
-    infos: list[registry.PluginInfo],
+    infos: list[PluginInfo],
 ) -> dict[str, tuple[Any, set[str]]]:
     """(distribution, entry modules) of the plugins not in pmlbench, by distribution label."""
     groups: dict[str, tuple[Any, set[str]]] = {}
@@ -159,7 +146,7 @@ def _third_party(
     return groups
 
 
-def _distribution_digests(infos: list[registry.PluginInfo]) -> dict[str, str | None]:
+def _distribution_digests(infos: list[PluginInfo]) -> dict[str, str | None]:
     """One digest per third-party distribution providing any of ``infos``; nothing is
     imported, so a plugin that fails to import has the digest a later, working version is
     compared with."""
@@ -169,7 +156,7 @@ def _distribution_digests(infos: list[registry.PluginInfo]) -> dict[str, str | N
     }
 
 
-def code_roots(infos: list[registry.PluginInfo]) -> list[str]:
+def code_roots(infos: list[PluginInfo]) -> list[str]:
     """The pmlbench modules whose import closure a unit with plugins ``infos`` covers: the
     pmlbench plugins' modules, the pmlbench modules the third-party plugins' distributions
     import, and :data:`COMPUTE_PACKAGES` / :data:`COMPUTE_MODULES`."""
@@ -204,11 +191,15 @@ def plugin_fingerprint(kind: str, name: str) -> str | None:
 def code_fingerprint(spec: ExperimentSpec) -> dict[str, Any]:
     """The code a unit's numbers depend on: the import closure of its plugins and of the
     protocol in pmlbench, its third-party plugins' distributions and the numerical
-    libraries' major.minor versions."""
-    infos = _plugin_infos(spec)
+    libraries' major.minor versions (the plugins looked up in the registry)."""
+    return _code_digests(_plugin_infos(spec))
+
+
+def _code_digests(infos: Sequence[PluginInfo]) -> dict[str, Any]:
+    """:func:`code_fingerprint` of a unit running the plugins ``infos`` register."""
     return {
-        "plugins": _distribution_digests(infos),
-        "pmlbench": modules_digest(code_roots(infos)),
+        "plugins": _distribution_digests(list(infos)),
+        "pmlbench": modules_digest(code_roots(list(infos))),
         "libraries": library_versions(),
     }
 
@@ -277,16 +268,18 @@ def input_files(spec: ExperimentSpec) -> dict[str, dict[str, str]]:
     return found
 
 
-def fingerprints_of(spec: ExperimentSpec) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
-    """(:func:`code_fingerprint`, :func:`input_files`) of ``spec``, taken now; remembered for
-    :func:`unit_description` (see there)."""
-    taken = (code_fingerprint(spec), input_files(spec))
-    _taken[:] = [(s, t) for s, t in _taken if s != spec][-(_REMEMBERED - 1) :] + [(spec, taken)]
-    return taken
-
-
-_REMEMBERED = 8
-_taken: list[tuple[ExperimentSpec, tuple[dict[str, Any], dict[str, dict[str, str]]]]] = []
+def _unit(spec: ExperimentSpec, split: int) -> dict[str, Any]:
+    """The description of split ``split`` of ``spec`` without the fingerprints, not yet
+    canonical."""
+    fields = {
+        f.name: getattr(spec, f.name)
+        for f in dataclasses.fields(spec)
+        if f.name not in NOT_UNIT_FIELDS
+    }
+    fields["tune"] = tune_key(dict(fields.get("tune") or {}))
+    fields["bipartition"] = bipartition_key(dict(fields.get("bipartition") or {}))
+    fields["metrics"] = sorted(fields.get("metrics") or [])
+    return {"schema": SCHEMA, **fields, "split": int(split)}
 
 
 def unit_description(
@@ -303,27 +296,13 @@ def unit_description(
         spec: the experiment.
         split: the split index.
         fingerprints: add ``code`` and ``files`` (see the module docstring).
-        code, files: the fingerprints to use. By default those :func:`unit_keys` took for
-            an equal spec in this process, so the record of a unit holds the description
-            its key was computed from even if a file changes while the unit runs (the next
-            run then sees the change); taken now for a spec never keyed.
+        code, files: the fingerprints to use; by default taken now
+            (:func:`code_fingerprint`, :func:`input_files`).
     """
-    fields = {
-        f.name: getattr(spec, f.name)
-        for f in dataclasses.fields(spec)
-        if f.name not in NOT_UNIT_FIELDS
-    }
-    fields["tune"] = tune_key(dict(fields.get("tune") or {}))
-    fields["bipartition"] = bipartition_key(dict(fields.get("bipartition") or {}))
-    fields["metrics"] = sorted(fields.get("metrics") or [])
-    unit = {"schema": SCHEMA, **fields, "split": int(split)}
+    unit = _unit(spec, split)
     if fingerprints:
-        if code is None or files is None:
-            taken = next((t for s, t in reversed(_taken) if s == spec), None)
-            taken_code, taken_files = taken or fingerprints_of(spec)
-            code = taken_code if code is None else code
-            files = taken_files if files is None else files
-        unit["code"], unit["files"] = code, files
+        unit["code"] = code_fingerprint(spec) if code is None else code
+        unit["files"] = input_files(spec) if files is None else files
     return _canonical(unit)
 
 
@@ -341,16 +320,34 @@ def content_key(data: Any) -> str:
 
 def unit_key(spec: ExperimentSpec, split: int, *, fingerprints: bool = True) -> str:
     """The content key of split ``split`` of ``spec`` (fingerprints taken now)."""
-    if not fingerprints:
-        return content_key(unit_description(spec, split, fingerprints=False))
-    code, files = fingerprints_of(spec)
-    return content_key(unit_description(spec, split, code=code, files=files))
+    return content_key(unit_description(spec, split, fingerprints=fingerprints))
+
+
+@dataclass(frozen=True)
+class Units:
+    """The units of one experiment in split order: the description of each and its key.
+
+    A unit's store record holds the description its key was computed from, even if a file
+    changes while the unit runs (the next run then sees the change).
+    """
+
+    descriptions: tuple[dict[str, Any], ...]
+    keys: tuple[str, ...]
+
+
+def describe_units(spec: ExperimentSpec, registrations: Sequence[PluginInfo]) -> Units:
+    """Every unit of ``spec``, its plugins registered as ``registrations`` (those
+    pmlbench.protocol.experiment.prepare looked up, for a run); the fingerprints are taken
+    once, now."""
+    code, files = _code_digests(registrations), input_files(spec)
+    descriptions = tuple(
+        _canonical({**_unit(spec, split), "code": code, "files": files})
+        for split in range(int(spec.n_splits))
+    )
+    return Units(descriptions, tuple(content_key(d) for d in descriptions))
 
 
 def unit_keys(spec: ExperimentSpec) -> list[str]:
-    """The keys of every split of ``spec``, in split order (fingerprints taken once, now)."""
-    code, files = fingerprints_of(spec)
-    return [
-        content_key(unit_description(spec, s, code=code, files=files))
-        for s in range(int(spec.n_splits))
-    ]
+    """The keys of every split of ``spec``, in split order (the plugins looked up in the
+    registry, fingerprints taken once, now): :func:`describe_units`'s."""
+    return list(describe_units(spec, _plugin_infos(spec)).keys)
