@@ -135,12 +135,9 @@ def test_a_sweep_prepares_each_job_once(tmp_path, counts, monkeypatch):
     assert len(done) == 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the tuning score (protocol/tuning.make_plan) and a learned rule's objective "
-    "(protocol/bipartition.Bipartition) are still looked up for every split",
-)
 def test_a_tuned_run_with_a_learned_rule_looks_nothing_up_per_unit(tmp_path, counts):
+    """The tuning score and a learned rule's objective come from the preparation too, for
+    every split and inner fold."""
     tuned = ["tune.grid.k=[5,10]", "tune.cv=2", "bipartition.rule=global"]
     config = compose_config([*SMALL, *tuned, "bipartition.training_scores=train"])
     counts.per_run()

@@ -88,6 +88,12 @@ def objective_metric(name: str) -> Metric:
     metric = registry.get("metric", name).load()
     if not isinstance(metric, Metric):
         raise PluginError(f"metric plugin {name!r} is a {type(metric).__name__}, not a Metric")
+    return checked_objective(metric)
+
+
+def checked_objective(metric: Metric) -> Metric:
+    """``metric`` if it can be a threshold objective (a bipartition metric)."""
+    name = metric.name
     if metric.needs != "bipartition":
         raise PmlbenchError(
             f"bipartition.objective={name!r} is a ranking metric; choose a bipartition metric "
@@ -310,14 +316,19 @@ class Bipartition:
     defaults.
     """
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, objective_plugin: Metric | None = None, **options: Any) -> None:
         self.options: dict[str, Any] = bipartition_options(options)
         self.rule: str = self.options["rule"]
         self._rule = RULES[self.rule]
         self.fitted: dict[str, Any] = {}
         self.objective: Metric | None = None
         if "objective" in self._rule.reads:
-            self.objective = objective_metric(self.options["objective"])
+            # a prepared experiment passes the metric it looked up once; else look it up here
+            self.objective = (
+                objective_metric(self.options["objective"])
+                if objective_plugin is None
+                else checked_objective(objective_plugin)
+            )
 
     def __repr__(self) -> str:
         options = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
@@ -347,6 +358,7 @@ class Bipartition:
         return text + ("" if self.options["allow_empty"] else ", top label if empty")
 
 
-def make_bipartition(config: Mapping[str, Any]) -> Bipartition:
-    """A Bipartition from the ``bipartition`` config node."""
-    return Bipartition(**config)
+def make_bipartition(config: Mapping[str, Any], objective: Metric | None = None) -> Bipartition:
+    """A Bipartition from the ``bipartition`` config node; ``objective`` is the metric plugin
+    its ``objective`` names, when the caller has it already (else it is looked up)."""
+    return Bipartition(objective, **config)

@@ -151,6 +151,10 @@ class Plugins:
     metrics: dict[str, Metric]
     # the registration of every plugin a unit runs (:func:`plugin_requests`), for its key
     registrations: tuple[PluginInfo, ...]
+    # the metric plugins tune.scoring (with a grid) and bipartition.objective (a rule that
+    # reads it) name, for every split and inner fold; None where nothing reads them
+    scoring: Metric | None = None
+    objective: Metric | None = None
 
 
 def prepare(spec: ExperimentSpec) -> Plugins:
@@ -181,19 +185,27 @@ def prepare(spec: ExperimentSpec) -> Plugins:
     noise = NoiseModel.configure(found["noise", spec.noise["name"]], spec.noise)
     with _naming("metrics", shown["metrics"]):
         metrics = {name: checked_metric(found["metric", name]) for name in spec.metrics}
+    objective = None
     with _naming("bipartition.objective", shown["bipartition.objective"]):
-        # checks the objective against the rule; the rule looks it up itself, as does the
-        # rule of every split (pmlbench.protocol.bipartition.objective_metric)
-        make_bipartition(dict(spec.bipartition))
-    if tuned and options["scoring"] not in metrics:
+        name = spec.bipartition.get("objective", BIPARTITION["objective"].default)
+        if ("metric", name) in found:
+            objective = metrics.get(name) or checked_metric(found["metric", name])
+        # checks the objective against the rule; every split's rule is given the same metric
+        objective = make_bipartition(dict(spec.bipartition), objective).objective
+    scoring = None
+    if tuned:
         with _naming("tune.scoring", options["scoring"]):
-            checked_metric(found["metric", options["scoring"]])
+            scoring = metrics.get(options["scoring"]) or checked_metric(
+                found["metric", options["scoring"]]
+            )
     return Plugins(
         dataset=DatasetSource.configure(found["dataset", spec.dataset["name"]], spec.dataset),
         noise=noise,
         method=method,
         metrics=metrics,
         registrations=tuple(found.values()),
+        scoring=scoring,
+        objective=objective,
     )
 
 
@@ -223,7 +235,7 @@ def run_split(
     Y_test = dataset.Y[plan.test_idx]
     Y_cand = make_candidates(plugins.noise, dataset, plan)
     estimator = plugins.method.build(plan.method_seed)
-    bipartition = make_bipartition(dict(spec.bipartition))
+    bipartition = make_bipartition(dict(spec.bipartition), plugins.objective)
     start = time.perf_counter()
     # the method gets copies: one that edits its training arrays in place changes neither
     # the bipartition's inputs nor the saved y_train_candidates
@@ -234,6 +246,8 @@ def run_split(
         spec=spec,
         Y_true_train=dataset.Y[plan.train_idx],
         random_state=plan.method_seed,
+        scoring=plugins.scoring,
+        objective=plugins.objective,
     )
     bipartition.fit(estimator, X_train.copy(), Y_cand.copy(), random_state=plan.method_seed)
     fit_seconds = time.perf_counter() - start

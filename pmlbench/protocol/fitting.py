@@ -15,6 +15,7 @@ import numpy as np
 
 from pmlbench.core.checks import as_dense
 from pmlbench.errors import PmlbenchError
+from pmlbench.metrics.base import Metric
 from pmlbench.protocol.bipartition import make_bipartition
 from pmlbench.protocol.tuning import make_plan, tune, tuning_grid
 
@@ -31,10 +32,11 @@ class Fitted(NamedTuple):
     tuning: dict[str, Any]
 
 
-def fold_scorer(spec, metric, random_state: int | None):
+def fold_scorer(spec, metric, random_state: int | None, objective: Metric | None = None):
     """Score a fitted estimator on a held-out fold with ``metric`` under the spec's convention.
 
-    A bipartition metric sees the spec's bipartition rule, fitted on the fold's training part.
+    A bipartition metric sees the spec's bipartition rule (with ``objective``, its objective
+    metric when the caller has it), fitted on the fold's training part.
     """
     options = {"convention": spec.metric_convention, "zero_division": spec.macro_f1_zero_division}
 
@@ -47,7 +49,7 @@ def fold_scorer(spec, metric, random_state: int | None):
             )
         Y_pred = None
         if metric.needs == "bipartition":
-            rule = make_bipartition(dict(spec.bipartition))
+            rule = make_bipartition(dict(spec.bipartition), objective)
             rule.fit(model, X_fit, Y_fit, random_state=random_state)
             Y_pred = rule.apply(model, X_held, scores)
         return metric(Y_held, Y_pred, scores, **options)
@@ -56,13 +58,23 @@ def fold_scorer(spec, metric, random_state: int | None):
 
 
 def fit_with_tuning(
-    estimator, X_train, Y_candidates, *, spec, Y_true_train, random_state
+    estimator,
+    X_train,
+    Y_candidates,
+    *,
+    spec,
+    Y_true_train,
+    random_state,
+    scoring: Metric | None = None,
+    objective: Metric | None = None,
 ) -> Fitted:
     """Fit ``estimator`` on the training split, tuning the grid of ``spec.tune`` first.
 
-    Without a grid: a plain fit, with empty ``chosen`` and ``tuning``.
+    Without a grid: a plain fit, with empty ``chosen`` and ``tuning``. ``scoring`` and
+    ``objective`` are the metric plugins ``tune.scoring`` and ``bipartition.objective`` name,
+    when the caller has looked them up (pmlbench.protocol.experiment.prepare).
     """
-    plan = make_plan(spec.tune or {}, estimator, Y_candidates.shape[0])
+    plan = make_plan(spec.tune or {}, estimator, Y_candidates.shape[0], scoring)
     if plan is None:
         estimator.fit(X_train, Y_candidates)
         return Fitted(estimator, {}, {})
@@ -73,7 +85,7 @@ def fit_with_tuning(
         plan,
         Y_true=np.asarray(Y_true_train),
         random_state=random_state,
-        score_fold=fold_scorer(spec, plan.scoring, random_state),
+        score_fold=fold_scorer(spec, plan.scoring, random_state, objective),
     )
     estimator.set_params(**chosen)
     estimator.fit(X_train, Y_candidates)

@@ -86,8 +86,12 @@ def scoring_metric(name: str) -> Metric:
     return load_metrics([name])[name]
 
 
-def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | None:
-    """Validate ``tune`` against the estimator and the training size; None when nothing is tuned."""
+def make_plan(
+    tune: dict[str, Any], estimator, n_train: int, scoring: Metric | None = None
+) -> TuningPlan | None:
+    """Validate ``tune`` against the estimator and the training size; None when nothing is
+    tuned. ``scoring`` is the metric plugin ``tune.scoring`` names when the caller has looked
+    it up already (a prepared experiment); otherwise it is looked up here."""
     grid = tuning_grid(tune)
     if not grid:
         return None
@@ -107,7 +111,7 @@ def make_plan(tune: dict[str, Any], estimator, n_train: int) -> TuningPlan | Non
     return TuningPlan(
         grid,
         cv,
-        scoring_metric(options["scoring"]),
+        scoring_metric(options["scoring"]) if scoring is None else scoring,
         options["oracle"],
         fold_workers(options["n_jobs"], 1 if options["procedure"] == "holdout" else cv),
         options["procedure"],
