@@ -359,3 +359,35 @@ def test_a_plugin_that_fails_to_import_keeps_its_key(monkeypatch):
     assert working is not None
     assert plugin_fingerprint("method", "pml_ni") == working
     assert unit_key(spec(method={"name": "pml_ni"}), 0) == key
+
+
+def test_a_fifo_named_like_a_record_is_damaged_not_a_hang(tmp_path, genbase_config):
+    """A FIFO named ``<key>.json`` blocked both the report and the run that would reuse it:
+    store files are opened only when they are regular files."""
+    import os
+
+    from pmlbench.runner.store import iter_damaged
+
+    store = ResultStore(tmp_path / "store")
+    run_config(genbase_config, tmp_path / "a", quiet=True, store=store)
+    record = sorted((tmp_path / "store").glob("*.json"))[0]
+    record.unlink()
+    os.mkfifo(record)
+    outcome = tmp_path / "store" / f"{record.stem}.failed.json"
+    os.mkfifo(outcome)
+    damaged = list(iter_damaged(tmp_path / "store"))
+    assert [(d.path, d.problem) for d in damaged] == [(record, "not a regular file")]
+    run_config(genbase_config, tmp_path / "b", quiet=True, store=store)
+    units = json.loads((tmp_path / "b" / "units.json").read_text())["units"]
+    assert sorted(u["status"] for u in units) == ["cached", "computed"]
+    assert record.is_file()  # replaced by the recomputed unit
+
+
+def test_a_results_store_that_is_a_file_is_refused_before_any_work(tmp_path):
+    """``results_store`` pointing at a regular file computed every unit, then stopped with
+    'file exists'; it now stops first, in one line naming the key."""
+    target = tmp_path / "notes.txt"
+    target.write_text("mine")
+    with pytest.raises(PmlbenchError, match=r"^results_store='.*notes\.txt' is a file, not a"):
+        ResultStore(target)
+    assert target.read_text() == "mine"

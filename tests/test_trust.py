@@ -16,6 +16,7 @@ import json
 import runpy
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -328,12 +329,46 @@ def _altered_value(path: Path, store_dir: Path) -> None:
     path.write_text(json.dumps(record))
 
 
+def _edit_rows(column: str, value) -> Callable[[Path, Path], None]:
+    """Change one identifying field in every row, as a hand-edit of a record would."""
+
+    def edit(path: Path, store_dir: Path) -> None:
+        record = json.loads(path.read_text())
+        for row in record["records"]:
+            row[column] = value
+        path.write_text(json.dumps(record))
+
+    return edit
+
+
+def _value_text(text: str) -> Callable[[Path, Path], None]:
+    """Write one value (in rows and split details alike) as the JSON text ``text``."""
+
+    def edit(path: Path, store_dir: Path) -> None:
+        record = json.loads(path.read_text())
+        metric = record["records"][0]["metric"]
+        record["records"][0]["value"] = record["split"]["values"][metric] = "@@"
+        path.write_text(json.dumps(record).replace('"@@"', text))
+
+    return edit
+
+
 DAMAGE = {
     "empty list": _empty_list,
     "one metric": _one_metric,
     "swapped split": _swapped_split,
     "truncated JSON": _truncated,
     "altered value": _altered_value,
+    # identity fields the report reads: ML-kNN's numbers shown as another method's column,
+    # another dataset's rows, another seed, a noise level that never ran
+    "method renamed": _edit_rows("method", "ridge"),
+    "dataset renamed": _edit_rows("dataset", "medical"),
+    "seed changed": _edit_rows("seed", 3),
+    "noise rate changed": _edit_rows("noise_rate", 2),
+    "parameter changed": _edit_rows("param_k", 3),
+    # values out of range: infinity and an integer beyond every float
+    "infinite value": _value_text("1e999"),
+    "huge integer": _value_text("1" + "0" * 400),
 }
 
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import os
 import socket
+import stat
 import sys
 import time
 from collections import Counter
@@ -52,7 +53,9 @@ import pandas as pd
 from pmlbench.core.atomic import atomic_write, atomic_write_text
 from pmlbench.core.console import print_warning
 from pmlbench.core.digest import content_digest
+from pmlbench.datasets.bundled import CITATIONS
 from pmlbench.errors import PmlbenchError
+from pmlbench.protocol.experiment import NATURAL_NOISE
 from pmlbench.runner.format import (
     NOISE_PREFIX,
     PARAM_PREFIX,
@@ -94,6 +97,11 @@ class ResultStore:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+        if self.root.exists() and not self.root.is_dir():
+            raise PmlbenchError(
+                f"results_store={str(self.root)!r} is a file, not a directory; set "
+                "results_store to a directory (created when missing), or null for no store"
+            )
         self.damaged: dict[Path, str] = {}  # damaged files met by this instance (warned once)
 
     def __repr__(self) -> str:
@@ -180,9 +188,11 @@ class ResultStore:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
-    """An outcome file's record; None when absent or damaged (not JSON, not a mapping with a
-    unit description and the key its name says): treated as absent, the unit is rerun and
-    the file replaced."""
+    """An outcome file's record; None when absent or damaged (not a regular file, not JSON,
+    not a mapping with a unit description and the key its name says): treated as absent,
+    the unit is rerun and the file replaced."""
+    if not _regular_file(path):
+        return None
     try:
         record = from_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -211,6 +221,28 @@ class Damaged:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_value(value: Any) -> bool:
+    """A number a metric can have returned: a float (NaN where the metric is undefined),
+    never infinite, and an integer only within float range (a JSON ``1e999`` reads as
+    infinity, an integer of 400 digits overflows every float operation)."""
+    if not _is_number(value):
+        return False
+    try:
+        number = float(value)
+    except OverflowError:
+        return False
+    return not math.isinf(number)
+
+
+def _regular_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file: a FIFO or device named like a record would block
+    the reader or never end, so only regular files are opened."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def _describe(value: Any) -> str:
@@ -246,18 +278,73 @@ def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None
     unit = unit if isinstance(unit, dict) else {}
     rows = record.get("records")
     if not isinstance(rows, list) or not all(
-        isinstance(r, dict) and isinstance(r.get("metric"), str) and _is_number(r.get("value"))
-        for r in rows
+        isinstance(r, dict) and isinstance(r.get("metric"), str) for r in rows
     ):
         return "its result rows are malformed"
+    for r in rows:
+        if not _is_value(r.get("value")):
+            shown = _describe_value(r.get("value"))
+            return f"its value of {r['metric']} is {shown}, not a metric value"
     if "split" in unit and any(r.get("split", unit["split"]) != unit["split"] for r in rows):
         return f"its rows are not those of split {unit['split']}"
     metrics = unit.get("metrics")
     found = Counter(r["metric"] for r in rows)
     if isinstance(metrics, list) and found != Counter(metrics):
         return f"its rows hold the metrics {sorted(found.elements())}, not {sorted(metrics)}"
+    if unit:
+        problem = _identity_problem(record, unit, rows)
+        if problem is not None:
+            return problem
     if strict:
         return _split_problem(record, unit, found)
+    return None
+
+
+def _describe_value(value: Any) -> str:
+    if _is_number(value):
+        text = repr(value)
+        return text if len(text) <= 24 else f"a {len(text)}-digit number"
+    return _describe(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as results.csv values: numbers by value (JSON may write 100 or 100.0)."""
+    if _is_number(a) and _is_number(b):
+        return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
+    return a == b
+
+
+def _identity_problem(
+    record: dict[str, Any], unit: dict[str, Any], rows: list[dict[str, Any]]
+) -> str | None:
+    """A row whose identifying fields (method and its parameters, seed, noise model and its
+    parameters, dataset) are not those of the unit the key describes: an edited record
+    would otherwise show one unit's numbers under another method, dataset or noise level."""
+    method = unit.get("method") if isinstance(unit.get("method"), dict) else {}
+    noise = unit.get("noise") if isinstance(unit.get("noise"), dict) else {}
+    natural = record.get("noise") == NATURAL_NOISE
+    expected: dict[str, Any] = {}
+    if "name" in method:
+        expected["method"] = method["name"]
+        expected.update(prefixed_columns(method, PARAM_PREFIX))
+    if "seed" in unit:
+        expected["seed"] = unit["seed"]
+    if "name" in noise and not natural:
+        expected["noise"] = noise["name"]
+        expected.update(prefixed_columns(noise, NOISE_PREFIX))
+    summary = record.get("dataset")
+    if isinstance(summary, dict) and "name" in summary:
+        expected["dataset"] = summary["name"]
+    dataset = unit.get("dataset") if isinstance(unit.get("dataset"), dict) else {}
+    if (
+        dataset.get("name") in CITATIONS
+        and expected.get("dataset", dataset["name"]) != dataset["name"]
+    ):
+        return f"its dataset summary names {expected['dataset']!r}, not {dataset['name']!r}"
+    for row in rows:
+        for column, value in expected.items():
+            if column in row and not _same(row[column], value):
+                return f"its rows say {column}={row[column]!r}, but its unit has {column}={value!r}"
     return None
 
 
@@ -285,6 +372,10 @@ def load_record(
 ) -> tuple[dict[str, Any] | None, str | None]:
     """(record, problem) of the finished-unit file at ``path``: (None, None) when there is no
     file, (None, problem) when it is damaged (:func:`record_problem`)."""
+    if not _regular_file(path):
+        if not path.exists() and not path.is_symlink():
+            return None, None
+        return None, "not a regular file"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
