@@ -670,6 +670,11 @@ def test_check_plugin_catches_what_the_protocol_rejects():
 def test_unstorable_diagnostics_fail_the_unit_naming_method_and_key(monkeypatch):
     with pytest.raises(PluginError, match=r"sets diagnostics_\['seen'\] to a set"):
         _run_split_with(_OddScores(diagnostics={"seen": {1, 2}, "ok": [1.5]}), monkeypatch)
+    # a RecursionError and "Exceeds the limit (4300 digits)" named neither key nor plugin
+    with pytest.raises(PluginError, match=r"diagnostics_\['x'\] to a numpy float128"):
+        _run_split_with(_OddScores(diagnostics={"x": np.longdouble(1.5)}), monkeypatch)
+    with pytest.raises(PluginError, match=r"diagnostics_\['n'\] to an integer of about 5001"):
+        _run_split_with(_OddScores(diagnostics={"n": [10**5000]}), monkeypatch)
     fine = {"n": np.int64(3), "curve": np.array([0.5, 0.25]), "name": "x", "nested": {"a": None}}
     assert _run_split_with(_OddScores(diagnostics=fine), monkeypatch).diagnostics == fine
 

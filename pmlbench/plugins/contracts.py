@@ -44,9 +44,14 @@ def _constraint_list(value: Any) -> bool:
 
 def _plain(value: Any, depth: int = 0) -> str | None:
     """None when ``value`` can be written to a JSON store record, else what cannot be."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024:
+        # JSON writes integers as text: 5,000 digits exceed Python's conversion limit
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
     if value is None or isinstance(value, (bool, int, float, str)):
         return None  # numpy's float64 and str_ are float and str
     if isinstance(value, (np.generic, np.ndarray)):
+        if value.dtype.kind == "f" and value.dtype.itemsize > 8:
+            return f"a numpy {value.dtype} (extended precision; convert it with float())"
         return None if value.dtype.kind in "biuf" else f"a numpy value of type {value.dtype}"
     if depth > 20:
         return "values nested more than 20 levels deep"
