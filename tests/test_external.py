@@ -388,3 +388,29 @@ def test_a_script_behind_a_wrapper_and_flag_cluster_is_in_the_key(tmp_path, monk
     before = input_files(spec)["method.command"]["prog.py"]
     (tmp_path / "prog.py").write_text("edited")
     assert input_files(spec)["method.command"]["prog.py"] != before
+
+
+def test_a_sweep_over_method_params_gives_each_value_its_own_label(program, tmp_path):
+    """Two jobs differing only in ``method.params.lam`` were one label to the report, which
+    then refused them as 'conflicting results'; nested params are columns of their own."""
+    from pmlbench.api import compose_config
+    from pmlbench.report import ReportOptions, build_report
+    from pmlbench.runner.run import run_config
+
+    for lam in (1, 2):
+        config = compose_config(
+            [
+                "method=external",
+                f"method.command='{{python}} {program} ok {{train}} {{test}} {{out}}'",
+                f"+method.params.lam={lam}",
+                "dataset=genbase",
+                "protocol.n_splits=2",
+                "quiet=true",
+            ]
+        )
+        run_config(config, tmp_path / f"lam{lam}", quiet=True)
+    report = build_report([tmp_path], ReportOptions(plots=False, html=False))
+    assert sorted(report.prepared.methods) == [
+        "external[params.lam=1]",
+        "external[params.lam=2]",
+    ]

@@ -247,12 +247,26 @@ def read_units(run_dir: str | Path) -> list[dict[str, Any]]:
 
 def prefixed_columns(node: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     """The results.csv columns of a plugin's config node: ``<prefix><p>`` per scalar
-    parameter, in the node's order (``name`` and nested values are not columns)."""
-    return {
-        f"{prefix}{name}": value
-        for name, value in node.items()
-        if name != "name" and (isinstance(value, (int, float, str, bool)) or value is None)
-    }
+    parameter, in the node's order, and ``<prefix><p>.<q>`` per scalar entry of a nested
+    mapping (the external method's ``params``), so that a sweep over one of them gives each
+    configuration a label of its own; ``name`` and lists are not columns."""
+    columns: dict[str, Any] = {}
+    for name, value in node.items():
+        if name != "name":
+            columns.update(_scalar_columns(f"{prefix}{name}", value))
+    return columns
+
+
+def _scalar_columns(column: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return {
+            found: v
+            for name, inner in value.items()
+            for found, v in _scalar_columns(f"{column}.{name}", inner).items()
+        }
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return {column: value}
+    return {}
 
 
 def parameter_name(column: str, prefix: str) -> str | None:
