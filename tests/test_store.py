@@ -391,3 +391,54 @@ def test_a_results_store_that_is_a_file_is_refused_before_any_work(tmp_path):
     with pytest.raises(PmlbenchError, match=r"^results_store='.*notes\.txt' is a file, not a"):
         ResultStore(target)
     assert target.read_text() == "mine"
+
+
+def test_plugins_that_change_their_output_between_runs_are_not_reused(
+    tmp_path, monkeypatch, capsys
+):
+    """A dataset plugin returning other data on each call, or a noise model drawing outside
+    the generator it is given, had its first draw reused from the store: a run draws the
+    inputs again, compares their digests with the stored ones, and recomputes on a mismatch,
+    naming the plugin once."""
+    from pmlbench.datasets import bundled
+    from pmlbench.noise import uniform
+
+    config = compose_config(
+        ["method=mlknn", "tune.grid=null", "dataset=genbase", "protocol.n_splits=2"]
+    )
+    store = ResultStore(tmp_path / "store")
+
+    def statuses(run: str) -> list[str]:
+        run_config(config, tmp_path / run, quiet=True, store=store)
+        return [
+            u["status"] for u in json.loads((tmp_path / run / "units.json").read_text())["units"]
+        ]
+
+    assert statuses("first") == ["computed", "computed"]
+    assert statuses("again") == ["cached", "cached"]
+    assert "not deterministic" not in capsys.readouterr().err
+
+    drawn = uniform.uniform_noise
+
+    def sloppy(Y, rng, **params):  # draws from a generator of its own as well
+        Y_cand = drawn(Y, rng, **params)
+        Y_cand[np.random.default_rng().integers(Y.shape[0]), :] = 1
+        return Y_cand
+
+    monkeypatch.setattr(uniform, "uniform_noise", sloppy)
+    assert statuses("noise") == ["computed", "computed"]
+    err = capsys.readouterr().err
+    assert err.count("noise plugin 'uniform' drew other candidate labels") == 1
+    monkeypatch.setattr(uniform, "uniform_noise", drawn)
+
+    loaded = bundled.genbase
+
+    def drifting():
+        data = loaded()
+        X = data.X.copy()
+        X.data = X.data * (1 + np.random.default_rng().random())
+        return type(data)(X=X, Y=data.Y, name=data.name, label_names=data.label_names)
+
+    monkeypatch.setattr(bundled, "genbase", drifting)
+    assert statuses("data") == ["computed", "computed"]
+    assert capsys.readouterr().err.count("dataset plugin 'genbase' returned other data") == 1

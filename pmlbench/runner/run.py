@@ -29,7 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmlbench.core.console import split_progress
+import numpy as np
+
+from pmlbench.core.console import print_warning, split_progress
+from pmlbench.core.digest import content_digest
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.protocol.experiment import (
     NATURAL_NOISE,
@@ -37,9 +40,11 @@ from pmlbench.protocol.experiment import (
     ExperimentSpec,
     Plugins,
     SplitResult,
+    make_candidates,
     prepare,
     run_prepared,
 )
+from pmlbench.protocol.splits import plan_splits, split_streams
 from pmlbench.runner import settings
 from pmlbench.runner.format import UNITS_FILE, write_units
 from pmlbench.runner.outputs import (
@@ -176,6 +181,8 @@ class UnitRunner:
         self.log = UnitLog()
         self.metrics = plugins.metrics
         self._meta: dict[str, Any] | None = None
+        self._data_digest: tuple[Any, str] | None = None
+        self._warned_inputs: set[str] = set()
 
     def meta(self) -> dict[str, Any]:
         if self._meta is None:
@@ -220,9 +227,50 @@ class UnitRunner:
             return Status.TIMED_OUT, record
         return None
 
+    def inputs(self, plan, dataset) -> dict[str, str]:
+        """Digests of what a unit is computed from: the dataset plugin's data and the noise
+        model's candidates, drawn again from a fresh generator of the split's stream."""
+        if self._data_digest is None or self._data_digest[0] is not dataset:
+            digest = content_digest(dataset.X, dataset.Y, dataset.Y_candidates)
+            self._data_digest = (dataset, digest)
+        rng = np.random.default_rng(split_streams(self.spec.seed, plan.index)["noise"])
+        drawn = make_candidates(
+            self.plugins.noise, dataset, dataclasses.replace(plan, noise_rng=rng)
+        )
+        return {"data": self._data_digest[1], "candidates": content_digest(drawn)}
+
+    def same_inputs(self, record: dict[str, Any], inputs: dict[str, str]) -> bool:
+        """Whether a stored unit was computed from the data and candidates this run has; a
+        plugin that returns other data on each call, or draws outside the generator it is
+        given, is named in a warning (once per run) and its unit recomputed."""
+        stored = record.get("inputs")
+        if not isinstance(stored, dict):
+            return True  # a record written before inputs were recorded
+        for part, plugin in (("data", self.spec.dataset), ("candidates", self.spec.noise)):
+            if stored.get(part) != inputs[part]:
+                kind = "dataset" if part == "data" else "noise"
+                if kind not in self._warned_inputs:
+                    self._warned_inputs.add(kind)
+                    behaviour = (
+                        "returned other data than when its results were stored"
+                        if kind == "dataset"
+                        else "drew other candidate labels than when its results were stored"
+                    )
+                    print_warning(
+                        f"{kind} plugin {plugin.get('name')!r} {behaviour}: it is not "
+                        "deterministic (a plugin must give the same output for the same "
+                        "parameters and draw only from the generator it is given); "
+                        "recomputing its units"
+                    )
+                return False
+        return True
+
     def __call__(self, plan, dataset, compute) -> SplitResult | None:
         key = self.keys[plan.index]
+        inputs = self.inputs(plan, dataset)
         found = self.stored(plan.index)
+        if found is not None and not self.same_inputs(found[0], inputs):
+            found = None
         if found is not None:
             self.log.add(key, plan.index, Status.CACHED)
             self.advance()
@@ -256,6 +304,7 @@ class UnitRunner:
         noise = NATURAL_NOISE if dataset.Y_candidates is not None else self.spec.noise["name"]
         if self.store is not None:
             record = self.unit_record(key, plan.index, result, summary, noise)
+            record["inputs"] = inputs
             record["run"].update(timing)
             self.store.save(record, arrays=result.arrays or None)
         self.log.add(key, plan.index, Status.COMPUTED, **timing)
@@ -394,6 +443,16 @@ class UnitRunner:
         found = [f for f in maybe_found if f is not None]
         if not found or len(found) < len(maybe_found):
             return None
+        if any("inputs" in record for record, _ in found):
+            # the data loaded and the candidates drawn again must be those stored (cheap
+            # next to fitting): a plugin that changed its output has its units recomputed
+            dataset = self.plugins.dataset.load()
+            plans = plan_splits(
+                dataset.n_instances, self.spec.n_splits, self.spec.test_size, self.spec.seed
+            )
+            for (record, _), plan in zip(found, plans, strict=True):
+                if not self.same_inputs(record, self.inputs(plan, dataset)):
+                    return None
         for split in range(len(found)):
             self.log.add(self.keys[split], split, Status.CACHED)
             self.advance()
