@@ -391,3 +391,14 @@ def test_duplicate_csr_entries_give_the_canonical_matrix_s_numbers():
     a = ParticleMAP().fit(canonical.X[:60], Y_cand).decision_function(canonical.X[60:])
     b = ParticleMAP().fit(split.X[:60], Y_cand).decision_function(split.X[60:])
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["evil\x1b[2J", "a\u202eb", "x\u200fy", "two\nlines", " "])
+def test_a_dataset_name_with_control_or_bidi_characters_is_refused_at_the_source(name):
+    """A dataset plugin's name (or dataset.display_name) went raw into results.csv and the
+    report: names with escape codes or bidi controls are refused where the dataset is made."""
+    data = genbase()
+    with pytest.raises(PmlbenchError, match="control or bidirectional") as error:
+        Dataset(X=data.X, Y=data.Y, name=name)
+    message = str(error.value)
+    assert "\x1b" not in message and "\u202e" not in message and "\n" not in message
