@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from pmlbench.datasets.bundled import genbase, medical
+from pmlbench.datasets.bundled import genbase, medical, yeast
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
+from pmlbench.noise.uniform import uniform_noise
+from pmlbench.numerics.mlknn_model import QueryNeighbours
 from pmlbench.numerics.neighbors import kneighbors
+from pmlbench.testing import check_fit_grid
 
 
 def plain_mlknn(X_train, Y, X_test, k=10, s=1.0):
@@ -84,3 +87,50 @@ def test_too_few_instances_is_a_clear_error():
 def test_labels_must_be_binary():
     with pytest.raises(PmlbenchError, match="0/1"):
         MLkNN(k=2).fit(np.eye(4), np.array([[1, -1]] * 4))
+
+
+def _noisy_subset(loader, n_train=300, n_eval=100):
+    data = loader()
+    order = np.random.default_rng(0).permutation(data.n_instances)
+    train, held = order[:n_train], order[n_train : n_train + n_eval]
+    S = uniform_noise(data.Y[train], np.random.default_rng(0), rate=1.0)
+    return data.X[train], S, data.X[held]
+
+
+@pytest.mark.parametrize("loader", [yeast, genbase])  # real-valued dense; binary sparse
+def test_fit_grid_equals_fits_from_scratch(loader):
+    X, S, X_eval = _noisy_subset(loader)
+    grid = MLkNN.default_tuning_grid
+    points = [{"k": k} for k in grid["k"]] + [{"k": 7, "s": 0.5}, {"k": 1, "s": 0.0}]
+    assert 3 <= len(grid["k"]) <= 6
+    assert check_fit_grid(MLkNN(), X, S, points, X_eval=X_eval, atol=0) == 0.0
+
+
+def test_sliced_neighbours_equal_a_search_at_each_k():
+    """The tie rule (distance, then lower index) makes the first k of a wider search the
+    search at k, on real-valued data (refined distances) and on data with duplicate rows."""
+    for loader in (yeast, genbase):
+        X, _, X_eval = _noisy_subset(loader, n_train=400)
+        assert loader is yeast or np.unique(X.toarray(), axis=0).shape[0] < X.shape[0]
+        wide = kneighbors(X, X, 25, exclude_self=True)
+        query = QueryNeighbours(X, 25)
+        for k in (1, 2, 5, 10, 17, 24):
+            assert np.array_equal(kneighbors(X, X, k, exclude_self=True), wide[:, :k])
+            assert np.array_equal(query(X_eval, k), kneighbors(X_eval, X, k))
+
+
+def test_fit_grid_searches_each_set_once(monkeypatch):
+    X, S, X_eval = _noisy_subset(genbase)
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(args[2])  # k
+        return kneighbors(*args, **kwargs)
+
+    monkeypatch.setattr("pmlbench.numerics.neighbors.kneighbors", counting)  # the training graph
+    monkeypatch.setattr("pmlbench.numerics.mlknn_model.kneighbors", counting)  # query sets
+    points = [{"k": k} for k in (5, 20, 10)]
+    for _, fitted in MLkNN().fit_grid(X, S, points):
+        fitted.decision_function(X_eval)
+        fitted.decision_function(X_eval)
+    assert calls == [20, 20]  # one training graph and one query search, at the largest k

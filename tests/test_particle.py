@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import nnls
+from sklearn.model_selection import ParameterGrid
 from sklearn.svm import LinearSVC
 
-from pmlbench.datasets.bundled import genbase
+from pmlbench.datasets.bundled import genbase, yeast
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods.mlknn import MLkNN
-from pmlbench.methods.particle import ParticleMAP, ParticleVLS, clr
+from pmlbench.methods.particle import ParticleMAP, ParticleVLS, clr, credible, vls
 from pmlbench.methods.particle.credible import (
     Stage1Params,
     credible_labels,
@@ -23,6 +24,7 @@ from pmlbench.noise.uniform import uniform_noise
 from pmlbench.numerics.enrichment import particle_normalize, propagate
 from pmlbench.numerics.neighbors import kneighbors
 from pmlbench.plugins import registry
+from pmlbench.testing import check_fit_grid
 
 
 def synthetic(rng, n=60, d=8, q=5, n_test=20):
@@ -295,3 +297,111 @@ def test_particle_normalize_is_the_papers_step():
     F = np.array([[0.2, 0.3, 0.5], [0.0, 0.0, 1.0]])
     S = np.array([[1, 1, 0], [1, 0, 0]])
     np.testing.assert_allclose(particle_normalize(F, S), [[0.4, 0.6, 0.0], [1.0, 0.0, 0.0]])
+
+
+def _noisy_subset(loader, n_train=300, n_eval=100):
+    data = loader()
+    order = np.random.default_rng(0).permutation(data.n_instances)
+    train, held = order[:n_train], order[n_train : n_train + n_eval]
+    S = uniform_noise(data.Y[train], np.random.default_rng(0), rate=1.0)
+    return data.X[train], S, data.X[held]
+
+
+def _points(grid):
+    return list(ParameterGrid(grid))
+
+
+@pytest.mark.parametrize("loader", [yeast, genbase])  # real-valued dense; binary sparse
+def test_map_fit_grid_equals_fits_from_scratch(loader):
+    X, S, X_eval = _noisy_subset(loader)
+    points = _points(ParticleMAP.default_tuning_grid)
+    assert 3 <= len(points) <= 6
+    points += [
+        {"k": 6, "mlknn_k": 12, "threshold": 0.6},  # graphs sliced from the widest search
+        {"include_self": True, "k": 8, "threshold": 0.7},
+        {"credible": "out_of_fold", "threshold": 0.9},
+        {"credible": "out_of_fold", "threshold": 0.9, "oof_fallback": "authors"},
+    ]
+    estimator = ParticleMAP(random_state=3)
+    assert check_fit_grid(estimator, X, S, points, X_eval=X_eval, atol=0) == 0.0
+    for index, fitted in estimator.fit_grid(X, S, points):
+        alone = ParticleMAP(random_state=3).set_params(**points[index]).fit(X, S)
+        assert np.array_equal(fitted.credible_labels_, alone.credible_labels_)
+        assert np.array_equal(fitted.disambiguation_scores_, alone.disambiguation_scores_)
+        assert np.array_equal(fitted.predict(X_eval), alone.predict(X_eval))
+
+
+def test_vls_fit_grid_equals_fits_from_scratch():
+    X, S, X_eval = _noisy_subset(yeast, n_train=250)
+    points = _points(ParticleVLS.default_tuning_grid)
+    assert 3 <= len(points) <= 6
+    estimator = ParticleVLS(random_state=5)
+    assert check_fit_grid(estimator, X, S, points, X_eval=X_eval, atol=0) == 0.0
+    for index, fitted in estimator.fit_grid(X, S, points):
+        alone = ParticleVLS(random_state=5).set_params(**points[index]).fit(X, S)
+        assert np.array_equal(fitted.predict(X_eval), alone.predict(X_eval))
+        assert np.array_equal(fitted.disambiguation_scores_, alone.disambiguation_scores_)
+
+
+def test_fit_grid_shares_stage_one_and_the_svms(monkeypatch):
+    X, S, _ = _noisy_subset(genbase, n_train=200)
+    counts = {"graph": 0, "nnls": 0, "propagate": 0, "svms": 0}
+
+    def counting(name, function):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(credible, "shared_knn_graph", counting("graph", credible.shared_knn_graph))
+    monkeypatch.setattr(
+        credible, "shared_nnls_weights", counting("nnls", credible.shared_nnls_weights)
+    )
+    monkeypatch.setattr(credible, "propagate", counting("propagate", credible.propagate))
+    monkeypatch.setattr(vls, "fit_clr", counting("svms", vls.fit_clr))
+    points = _points({"alpha": [0.8, 0.95], "threshold": [0.5, 0.7, 0.9], "mlknn_k": [5, 10]})
+    assert len(list(ParticleMAP().fit_grid(X, S, points))) == 12
+    # one graph at k = 10 for both stages, one NNLS, one propagation per alpha
+    assert counts == {"graph": 1, "nnls": 1, "propagate": 2, "svms": 0}
+    counts.update(graph=0, nnls=0, propagate=0)
+    points = _points(ParticleVLS.default_tuning_grid)
+    assert len(list(ParticleVLS(random_state=0).fit_grid(X, S, points))) == 4
+    assert counts == {"graph": 1, "nnls": 1, "propagate": 1, "svms": 2}  # one per threshold
+
+
+@pytest.mark.parametrize("cls", [ParticleMAP, ParticleVLS])
+def test_disambiguation_scores_are_the_graded_confidences(cls):
+    X, S, _ = _noisy_subset(genbase, n_train=200)
+    for threshold in (0.5, 0.9):
+        est = cls(threshold=threshold, random_state=0).fit(X, S)
+        scores = est.disambiguation_scores_
+        graded = scores[S == 1]
+        assert np.all((graded >= 0) & (graded <= 1))
+        assert np.mean((graded > 0) & (graded < 1)) > 0.1  # not 0/1 indicators
+        thresholded = ((scores >= threshold) & (S == 1)).astype(np.uint8)
+        assert np.array_equal(thresholded, est.credible_labels_)
+        expected, _ = label_confidence(X, S, Stage1Params(threshold=threshold))
+        assert np.array_equal(scores, expected)  # Eq. 5, the same for both learners
+
+
+def test_out_of_fold_scores_threshold_to_the_credible_labels_but_for_fallbacks(rng):
+    X, S, _, _ = synthetic(rng, n=80)
+    est = ParticleMAP(credible="out_of_fold", threshold=0.95, random_state=1).fit(X, S)
+    scores, credible = est.disambiguation_scores_, est.credible_labels_
+    thresholded = (scores >= 0.95) & (S == 1)
+    fallback = ~thresholded.any(axis=1) & (S.sum(axis=1) > 0)
+    assert 0 < fallback.sum() == est.diagnostics_["n_empty_fallback"]
+    assert np.array_equal(thresholded[~fallback], credible[~fallback] == 1)
+    best = np.argmax(np.where(S[fallback] == 1, scores[fallback], -np.inf), axis=1)
+    assert np.all(credible[fallback].sum(axis=1) == 1)
+    assert np.all(credible[np.flatnonzero(fallback), best] == 1)
+
+
+def test_vls_votes_follow_set_params_after_fit():
+    X, S, X_test = _noisy_subset(yeast, n_train=200)
+    est = ParticleVLS(random_state=0).fit(X, S)
+    unweighted = est.decision_function(X_test)
+    weighted = est.set_params(votes="accuracy").decision_function(X_test)
+    fresh = ParticleVLS(votes="accuracy", random_state=0).fit(X, S).decision_function(X_test)
+    assert np.array_equal(weighted, fresh) and not np.array_equal(weighted, unweighted)

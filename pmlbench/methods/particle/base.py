@@ -1,16 +1,20 @@
-"""What the two PARTICLE estimators share: the stage-1 parameters, their checks and the seed."""
+"""What the two PARTICLE estimators share: the stage-1 parameters, their checks, the seed
+and the set-up of a grid fit."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.core.parameters import Constraint, Type, ValidatedParameters
 from pmlbench.methods._constraints import SEED, check_folds, check_neighbours
-from pmlbench.methods.particle.credible import Stage1Params, credible_labels
+from pmlbench.methods.particle.credible import Stage1Memo, Stage1Params, elicit_credible
 
 # sklearn's check_random_state also takes a RandomState (library use; a config holds an int)
 PARTICLE_SEED: list[Constraint] = [*SEED, Type(np.random.RandomState)]
@@ -66,11 +70,45 @@ class ParticleStage1Mixin(ValidatedParameters):
             data=f"the smallest out-of-fold training part ({self.n_folds}-fold split)",
         )
 
-    def _credible(self, X, Y, seed: int):
-        """Validated X, candidate matrix S and credible labels with stage-1 diagnostics."""
+    def _check_before_work(self, Y) -> None:
+        """Checks a fit makes from the label matrix's shape alone, before any work."""
+
+    def _checked_data(self, X, Y) -> tuple[Any, np.ndarray]:
+        """Validated X and candidate matrix S, and the checks that need their size."""
         X = check_features(X)
         S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
         self._check_data(X.shape[0])
-        params = self._stage1_params()
-        credible, info = credible_labels(X, S, params, random_state=seed)
-        return X, S, credible, info
+        return X, S
+
+    def _credible(self, X, S: np.ndarray, seed: int, memo: Stage1Memo | None = None):
+        """Credible labels, the graded confidences they threshold and stage-1 diagnostics."""
+        return elicit_credible(X, S, self._stage1_params(), random_state=seed, memo=memo)
+
+    def _graph_widths(self) -> dict[bool, int]:
+        """The kNN graphs this estimator's fit searches: their k by ``exclude_self``."""
+        if self.credible == "out_of_fold":
+            return {}
+        return {not self.include_self: int(self.k)}
+
+    def _grid_setup(
+        self, X, Y, points: Sequence[Mapping[str, Any]]
+    ) -> tuple[list[tuple[int, Any]], Any, np.ndarray, Stage1Memo]:
+        """One validated estimator per grid point, the checked data and a stage-1 memo.
+
+        Every point is validated before any work, as its own ``fit`` would; the memo
+        searches each kNN graph once, at the largest k any point asks for.
+        """
+        estimators = []
+        for index, point in enumerate(points):
+            estimator = clone(self).set_params(**point)
+            estimator._validate_params()
+            estimator._check_before_work(Y)
+            estimators.append((index, estimator))
+        X = check_features(X)
+        S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
+        widths: dict[bool, int] = {}
+        for _, estimator in estimators:
+            estimator._check_data(X.shape[0])
+            for exclude_self, k in estimator._graph_widths().items():
+                widths[exclude_self] = max(widths.get(exclude_self, 0), k)
+        return estimators, X, S, Stage1Memo(X, S, widths)

@@ -11,11 +11,15 @@ Section 3.1 of the paper (Eqs. 1-5) in the form of the authors' ``PAR_train.m``:
 5. credible labels: candidates whose rescaled confidence is at least the threshold.
 
 The graph, the weights and the propagation loop are the shared components of
-``pmlbench.numerics.enrichment``; only PARTICLE-specific steps live here.
+``pmlbench.numerics.enrichment``; only PARTICLE-specific steps live here. Steps 1-4 give
+graded confidences (:meth:`Stage1Memo.confidence`), step 5 thresholds them
+(:func:`select_credible`); the memo keeps the work of steps 1-4 of one training set for
+every grid point that shares it (the threshold never enters it).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 
@@ -90,16 +94,20 @@ def zero_weight_mask(X, neighbors: np.ndarray) -> np.ndarray:
     return np.all(_rowwise_dots(X, neighbors) <= 0, axis=1)
 
 
-def propagation_matrix(X, params: Stage1Params) -> tuple[sp.csr_matrix, int]:
+def propagation_matrix(
+    X, params: Stage1Params, neighbors: np.ndarray | None = None
+) -> tuple[sp.csr_matrix, int]:
     """H = D^-1 W over the kNN graph (Eqs. 1-2) and the number of all-zero weight rows.
 
     The authors replace a zero row sum of W by 1, so such an instance receives nothing from
     its neighbours (``zero_weight_rows="zero"``); ``"uniform"`` gives it weight 1/k on each
     neighbour instead. The shared ``nnls_weights`` has its own fallback for these rows, so
-    they are set here explicitly in both cases.
+    they are set here explicitly in both cases. ``neighbors``: the graph (n x k, self
+    excluded unless ``include_self``), when the caller has it already.
     """
-    # the graph and weights PML3ER and ML-kNN use too: shared through the cache
-    neighbors = shared_knn_graph(X, params.k, exclude_self=not params.include_self)
+    if neighbors is None:
+        # the graph and weights PML3ER and ML-kNN use too: shared through the cache
+        neighbors = shared_knn_graph(X, params.k, exclude_self=not params.include_self)
     H = sp.csr_matrix(shared_nnls_weights(X, neighbors))
     zero = zero_weight_mask(X, neighbors)
     if zero.any():
@@ -137,9 +145,15 @@ def minmax_rows(F: np.ndarray, S: np.ndarray) -> np.ndarray:
     return out
 
 
-def label_confidence(X, S: np.ndarray, params: Stage1Params) -> tuple[np.ndarray, dict]:
-    """Rescaled label confidences F-hat in [0, 1] (n x l) and propagation diagnostics."""
-    H, n_zero = propagation_matrix(X, params)
+def label_confidence(
+    X, S: np.ndarray, params: Stage1Params, H: tuple[sp.csr_matrix, int] | None = None
+) -> tuple[np.ndarray, dict]:
+    """Rescaled label confidences F-hat in [0, 1] (n x l) and propagation diagnostics.
+
+    ``H``: :func:`propagation_matrix`'s result for ``X`` and ``params``, when the caller has
+    it already (it does not depend on ``alpha``, ``max_iter``, ``tol`` or ``threshold``).
+    """
+    H, n_zero = propagation_matrix(X, params) if H is None else H
     Sf = S.astype(np.float64)
     F, n_iter = propagate(
         H,
@@ -170,50 +184,149 @@ def _neighbor_scores(X_query, X_ref, F_ref: np.ndarray, k: int) -> np.ndarray:
     return np.divide(g - low, span, out=np.ones_like(g), where=span > 0)
 
 
-def out_of_fold_credible(
+def out_of_fold_confidence(
     X, S: np.ndarray, params: Stage1Params, random_state: int | None
 ) -> tuple[np.ndarray, dict]:
-    """Credible labels as the authors' demos make them: each fold scored by the others.
+    """Graded confidences as the authors' demos score their training labels: out of fold.
 
     For every fold, stage 1 runs on the remaining folds; a held-out instance's score is the
     distance-weighted sum of the confidences of its k nearest instances there, min-max
-    normalised and thresholded, then intersected with its candidates. When the intersection
-    is empty, ``oof_fallback="candidate"`` keeps the best-scored candidate, ``"authors"``
-    keeps the thresholded set as the demos do (it may then hold non-candidates).
+    normalised (``PAR_predict.m``). Returns the n x l scores of every instance, each from the
+    fold that held it out.
     """
     n = S.shape[0]
-    credible = np.zeros_like(S, dtype=np.uint8)
+    scores = np.zeros(S.shape)
     folds = KFold(int(params.n_folds), shuffle=True, random_state=random_state)
-    iterations, n_fallback = [], 0
+    iterations = []
     for rest, held in folds.split(np.zeros((n, 1))):
         F_rest, info = label_confidence(X[rest], S[rest], params)
         iterations.append(info["n_iter"])
-        g = _neighbor_scores(X[held], X[rest], F_rest, int(params.k))
-        above = g >= params.threshold
-        chosen = above & (S[held] == 1)
-        empty = ~chosen.any(axis=1) & (S[held].sum(axis=1) > 0)
-        if empty.any():
-            n_fallback += int(empty.sum())
-            if params.oof_fallback == "authors":
-                chosen[empty] = above[empty]
+        scores[held] = _neighbor_scores(X[held], X[rest], F_rest, int(params.k))
+    return scores, {"n_iter": iterations}
+
+
+def out_of_fold_credible(
+    g: np.ndarray, S: np.ndarray, threshold: float, fallback: str
+) -> tuple[np.ndarray, int]:
+    """Credible labels from out-of-fold scores ``g`` and the number of fallback instances.
+
+    A candidate is credible when its score is at least ``threshold``. When no candidate of an
+    instance (with candidates) passes, ``fallback="candidate"`` keeps its best-scored
+    candidate, ``"authors"`` keeps the thresholded set as the demos do (it may then hold
+    non-candidates).
+    """
+    above = g >= threshold
+    chosen = above & (S == 1)
+    empty = ~chosen.any(axis=1) & (S.sum(axis=1) > 0)
+    if empty.any():
+        if fallback == "authors":
+            chosen[empty] = above[empty]
+        else:
+            masked = np.where(S[empty] == 1, g[empty], -np.inf)
+            chosen[np.flatnonzero(empty), np.argmax(masked, axis=1)] = True
+    return chosen.astype(np.uint8), int(empty.sum())
+
+
+class Stage1Memo:
+    """The stage-1 work of one training set (X, S), kept for every fit that can reuse it.
+
+    A fit asks for graphs and confidences here; the grid fits of ``fit_grid`` share one memo,
+    so work that a grid point's parameters do not change is done once:
+
+    - kNN graphs, searched once at the largest k of the grid (``widths``) and sliced: the
+      first k columns of a search at k' >= k are the search at k, because neighbours come in
+      the exact (distance, training index) order (pmlbench.numerics.neighbors);
+    - propagation matrices H (Eqs. 1-2), by graph and ``zero_weight_rows``;
+    - graded confidences (Eqs. 3-5, or out of fold), by every stage-1 parameter except the
+      threshold and the out-of-fold fallback, which only act on them afterwards.
+    """
+
+    def __init__(self, X, S: np.ndarray, widths: dict[bool, int] | None = None):
+        """``widths``: the largest k any fit will ask for, by ``exclude_self``."""
+        self.X, self.S = X, S
+        self._widths = dict(widths or {})
+        self._graphs: dict[bool, np.ndarray] = {}
+        self._propagation: dict[tuple, tuple[sp.csr_matrix, int]] = {}
+        self._confidence: dict[tuple, tuple[np.ndarray, dict]] = {}
+
+    def graph(self, k: int, exclude_self: bool = True) -> np.ndarray:
+        """The training kNN graph (n x k), nearest first."""
+        widest = self._graphs.get(exclude_self)
+        if widest is None or widest.shape[1] < k:
+            width = max(int(k), self._widths.get(exclude_self, 0))
+            # the graph PML3ER and ML-kNN use too: shared through the cache
+            widest = shared_knn_graph(self.X, width, exclude_self=exclude_self)
+            self._graphs[exclude_self] = widest
+        return np.ascontiguousarray(widest[:, :k])
+
+    def _propagation_matrix(self, params: Stage1Params) -> tuple[sp.csr_matrix, int]:
+        key = (params.k, params.include_self, params.zero_weight_rows)
+        if key not in self._propagation:
+            neighbors = self.graph(params.k, exclude_self=not params.include_self)
+            self._propagation[key] = propagation_matrix(self.X, params, neighbors)
+        return self._propagation[key]
+
+    def confidence(
+        self, params: Stage1Params, random_state: int | None = None
+    ) -> tuple[np.ndarray, dict]:
+        """The graded confidences (n x l, in [0, 1]) that credible labels threshold, with
+        diagnostics (propagation steps, all-zero weight rows); shared: do not modify.
+
+        ``in_sample``: F-hat of Eq. 5; ``out_of_fold``: each instance's neighbour score from
+        the fold that held it out.
+        """
+        shared = dataclasses.replace(params, threshold=0.0, oof_fallback="candidate")
+        out_of_fold = params.credible == "out_of_fold"
+        key = (shared, random_state if out_of_fold else None)
+        if key not in self._confidence:
+            if out_of_fold:
+                result = out_of_fold_confidence(self.X, self.S, params, random_state)
             else:
-                masked = np.where(S[held][empty] == 1, g[empty], -np.inf)
-                chosen[np.flatnonzero(empty), np.argmax(masked, axis=1)] = True
-        credible[held] = chosen
-    return credible, {"n_iter": iterations, "n_empty_fallback": n_fallback}
+                H = self._propagation_matrix(params)
+                result = label_confidence(self.X, self.S, params, H)
+            self._confidence[key] = result
+        return self._confidence[key]
+
+
+def select_credible(
+    confidence: np.ndarray, S: np.ndarray, params: Stage1Params
+) -> tuple[np.ndarray, dict]:
+    """Credible labels (0/1, n x l) from graded confidences, with diagnostics.
+
+    ``in_sample``: the candidates whose confidence is at least the threshold; ``out_of_fold``:
+    the same, with ``oof_fallback`` for an instance none of whose candidates passes.
+    """
+    threshold = float(params.threshold)
+    if params.credible != "out_of_fold":
+        credible, info = threshold_credible(confidence, S, threshold), {}
+    else:
+        credible, n_fallback = out_of_fold_credible(confidence, S, threshold, params.oof_fallback)
+        info = {"n_empty_fallback": n_fallback}
+    n_cand = int(S.sum())
+    info["credible_per_instance"] = float(credible.sum(axis=1).mean()) if S.shape[0] else 0.0
+    info["credible_share_of_candidates"] = float(credible.sum() / n_cand) if n_cand else 0.0
+    return credible, info
+
+
+def elicit_credible(
+    X,
+    S: np.ndarray,
+    params: Stage1Params,
+    random_state: int | None = None,
+    memo: Stage1Memo | None = None,
+) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Stage 1: credible labels (0/1), the graded confidences they threshold (a new array)
+    and diagnostics. ``memo``: work shared with other fits on the same (X, S)."""
+    params.check()
+    memo = Stage1Memo(X, S) if memo is None else memo
+    confidence, info = memo.confidence(params, random_state)
+    credible, selection = select_credible(confidence, S, params)
+    return credible, confidence.copy(), {**copy.deepcopy(info), **selection}
 
 
 def credible_labels(
     X, S: np.ndarray, params: Stage1Params, random_state: int | None = None
 ) -> tuple[np.ndarray, dict]:
     """Credible label matrix (0/1, n x l) by the configured mode, with diagnostics."""
-    params.check()
-    if params.credible == "out_of_fold":
-        credible, info = out_of_fold_credible(X, S, params, random_state)
-    else:
-        F_hat, info = label_confidence(X, S, params)
-        credible = threshold_credible(F_hat, S, float(params.threshold))
-    n_cand = int(S.sum())
-    info["credible_per_instance"] = float(credible.sum(axis=1).mean()) if S.shape[0] else 0.0
-    info["credible_share_of_candidates"] = float(credible.sum() / n_cand) if n_cand else 0.0
+    credible, _, info = elicit_credible(X, S, params, random_state)
     return credible, info

@@ -4,11 +4,18 @@ The paper's MAP stage reasons "as ML-kNN does" over the credible labels; pmlbenc
 the ``mlknn`` plugin (k = 10, s = 1) with the credible label matrix in place of the
 candidates. The authors' released ``PAR_MAP.m`` estimates its likelihoods from the test
 fold's ground-truth labels; pmlbench never looks at test labels.
+
+``disambiguation_scores_`` are the graded confidences of stage 1 (Eq. 5), which the
+threshold turns into credible labels. ``fit_grid`` shares stage 1 across grid points that
+differ only in the threshold, and the propagation matrix across points that differ in
+alpha; the kNN graphs and the test-time neighbours of ML-kNN are searched once.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -16,8 +23,8 @@ from sklearn.base import BaseEstimator
 from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.methods._constraints import NON_NEGATIVE, POSITIVE_INT, check_neighbours
 from pmlbench.methods.particle.base import PARTICLE_SEED, ParticleStage1Mixin
-from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS
-from pmlbench.numerics.mlknn_model import MLkNNModel
+from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS, Stage1Memo
+from pmlbench.numerics.mlknn_model import MLkNNModel, QueryNeighbours
 
 
 class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
@@ -46,6 +53,9 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
     """
 
     default_bipartition = {"rule": "method"}
+    # the credible-label threshold and the propagation rate around the paper's 0.9 and 0.95
+    # (docs/methods/particle.md, "Tuning grid")
+    default_tuning_grid = {"alpha": [0.8, 0.95], "threshold": [0.5, 0.7, 0.9]}
     parameter_constraints = {
         **STAGE1_CONSTRAINTS,
         "mlknn_k": POSITIVE_INT,
@@ -87,19 +97,63 @@ class ParticleMAP(ParticleStage1Mixin, BaseEstimator):
         """Credible labels (stage 1), then ML-kNN's priors and likelihoods on them."""
         self._validate_params()
         start = time.perf_counter()
-        X, _, credible, info = self._credible(X, Y, self._seed())
+        X, S = self._checked_data(X, Y)
+        return self._fit_checked(X, S, Stage1Memo(X, S), None, start)
+
+    def fit_grid(
+        self, X, Y, points: Sequence[Mapping[str, Any]]
+    ) -> Iterator[tuple[int, ParticleMAP]]:
+        """Fit every grid point on one training set, sharing the work (pmlbench.plugin).
+
+        Stage 1 is computed once per distinct (k, alpha, propagation and mode) setting, the
+        propagation matrix once per graph, each kNN graph once at the largest k of the grid;
+        the ML-kNN models share one search of each query set. Identical to ``fit`` point by
+        point.
+        """
+        start = time.perf_counter()
+        estimators, X, S, memo = self._grid_setup(X, Y, points)
+        if not estimators:
+            return
+        query = QueryNeighbours(X, max(int(e.mlknn_k) for _, e in estimators))
+        for index, estimator in estimators:
+            yield index, estimator._fit_checked(X, S, memo, query, start)
+            start = time.perf_counter()
+
+    def _graph_widths(self) -> dict[bool, int]:
+        widths = super()._graph_widths()
+        widths[True] = max(widths.get(True, 0), int(self.mlknn_k))
+        return widths
+
+    def _fit_checked(
+        self,
+        X,
+        S: np.ndarray,
+        memo: Stage1Memo,
+        query: QueryNeighbours | None,
+        start: float,
+    ) -> ParticleMAP:
+        """Stage 1 and ML-kNN on checked data; ``memo`` and ``query`` hold shared work."""
+        credible, confidence, info = self._credible(X, S, self._seed(), memo)
         stage1 = time.perf_counter() - start
         self.credible_labels_ = credible
         labels = check_label_matrix(credible, what="candidate labels", n_rows=X.shape[0])
-        self.mlknn_ = MLkNNModel.fit(X, labels, self.mlknn_k, self.mlknn_s)
+        self.mlknn_ = MLkNNModel.fit(
+            X,
+            labels,
+            self.mlknn_k,
+            self.mlknn_s,
+            neighbors=memo.graph(int(self.mlknn_k)),
+            query=query,
+        )
         self.diagnostics_ = {
             **info,
             "stage1_seconds": stage1,
             "stage2_seconds": time.perf_counter() - start - stage1,  # ML-kNN
             "fit_seconds": time.perf_counter() - start,
         }
-        # the credible labels (0/1) as confidences per training candidate (pmlbench.plugin)
-        self.disambiguation_scores_ = credible.astype(np.float64)
+        # stage 1's graded confidences (Eq. 5): credible labels are the candidates at or
+        # above the threshold (pmlbench.plugin)
+        self.disambiguation_scores_ = confidence
         return self
 
     def _check_data(self, n: int) -> None:

@@ -3,11 +3,18 @@
 After stage 1, one linear SVM (C = 1) per label pair and per label against a virtual label
 (see ``clr``). A test instance's ranking scores are its label votes, min-max normalised per
 instance; label j is predicted when its votes exceed the virtual label's (Eq. 8).
+
+``disambiguation_scores_`` are the graded confidences of stage 1 (Eq. 5), which the
+threshold turns into credible labels. ``fit_grid`` computes stage 1 once per distinct
+stage-1 setting and trains the SVMs once per distinct credible-label matrix: grid points
+that differ only in how the models vote share them.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -18,8 +25,8 @@ from pmlbench.core.parameters import Interval, Options
 from pmlbench.errors import NotApplicable
 from pmlbench.methods._constraints import N_JOBS, POSITIVE, POSITIVE_INT
 from pmlbench.methods.particle.base import PARTICLE_SEED, ParticleStage1Mixin
-from pmlbench.methods.particle.clr import clr_votes, fit_clr
-from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS
+from pmlbench.methods.particle.clr import LinearModels, clr_votes, fit_clr
+from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS, Stage1Memo
 
 VOTES = ("unweighted", "accuracy")
 LOSSES = ("squared_hinge", "hinge")
@@ -51,6 +58,10 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
     """
 
     default_bipartition = {"rule": "method"}
+    # two credible-label thresholds (paper: 0.9) by the two vote rules (paper, authors' code);
+    # each threshold trains every SVM again, the vote rule is free (docs/methods/particle.md,
+    # "Tuning grid")
+    default_tuning_grid = {"threshold": [0.7, 0.9], "votes": ["unweighted", "accuracy"]}
     machine_dependent = (
         "its pairwise linear SVMs (scikit-learn's liblinear, dual coordinate descent stopped "
         "at tol 1e-4) take BLAS dot products, so where a problem stops short of its optimum "
@@ -109,25 +120,70 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
     def fit(self, X, Y) -> ParticleVLS:
         """Credible labels (stage 1), then every binary problem with data on both sides."""
         self._validate_params()
-        shape = getattr(Y, "shape", None) or np.shape(Y)
-        self._check_label_pairs(int(shape[1]) if len(shape) == 2 else 0)
+        self._check_before_work(Y)
         seed = self._seed()
         start = time.perf_counter()
-        X, S, credible, info = self._credible(X, Y, seed)
+        X, S = self._checked_data(X, Y)
+        return self._fit_checked(X, S, seed, Stage1Memo(X, S), {}, start)
+
+    def fit_grid(
+        self, X, Y, points: Sequence[Mapping[str, Any]]
+    ) -> Iterator[tuple[int, ParticleVLS]]:
+        """Fit every grid point on one training set, sharing the work (pmlbench.plugin).
+
+        Stage 1 is computed once per distinct stage-1 setting (the threshold only selects
+        from it), the SVMs once per distinct set of training problems: points that differ
+        only in ``votes`` (or ``n_jobs``) share them. Identical to ``fit`` point by point.
+        """
+        start = time.perf_counter()
+        estimators, X, S, memo = self._grid_setup(X, Y, points)
+        seeds = {index: estimator._seed() for index, estimator in estimators}
+        groups: dict[tuple, list[tuple[int, ParticleVLS]]] = {}
+        for index, estimator in estimators:
+            groups.setdefault(estimator._models_key(seeds[index]), []).append((index, estimator))
+        for group in groups.values():
+            models: dict[tuple, LinearModels] = {}  # this group's SVMs only: memory stays flat
+            for index, estimator in group:
+                yield index, estimator._fit_checked(X, S, seeds[index], memo, models, start)
+                start = time.perf_counter()
+
+    def _check_before_work(self, Y) -> None:
+        shape = getattr(Y, "shape", None) or np.shape(Y)
+        self._check_label_pairs(int(shape[1]) if len(shape) == 2 else 0)
+
+    def _models_key(self, seed: int) -> tuple:
+        """What the trained SVMs depend on: stage 1 (threshold included), the SVM settings
+        and the seed."""
+        return (self._stage1_params(), seed, float(self.C), self.loss, int(self.svm_max_iter))
+
+    def _fit_checked(
+        self,
+        X,
+        S: np.ndarray,
+        seed: int,
+        memo: Stage1Memo,
+        models: dict[tuple, LinearModels],
+        start: float,
+    ) -> ParticleVLS:
+        """Stage 1 and the SVMs on checked data; ``memo`` and ``models`` hold shared work."""
+        credible, confidence, info = self._credible(X, S, seed, memo)
         stage1 = time.perf_counter() - start
         self.credible_labels_ = credible
         self.n_labels_ = S.shape[1]
-        self._votes_cache: tuple[str, np.ndarray, np.ndarray] | None = None
-        self.models_ = fit_clr(
-            X,
-            credible,
-            S,
-            C=float(self.C),
-            loss=self.loss,
-            max_iter=int(self.svm_max_iter),
-            seed=seed,
-            n_jobs=self.n_jobs,
-        )
+        self._votes_cache: tuple[str, str, np.ndarray, np.ndarray] | None = None
+        key = self._models_key(seed)
+        if key not in models:
+            models[key] = fit_clr(
+                X,
+                credible,
+                S,
+                C=float(self.C),
+                loss=self.loss,
+                max_iter=int(self.svm_max_iter),
+                seed=seed,
+                n_jobs=self.n_jobs,
+            )
+        self.models_ = models[key]
         q = S.shape[1]
         n_virtual = int(np.sum(self.models_.second < 0))
         self.diagnostics_ = {
@@ -140,8 +196,9 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
             "virtual_models": n_virtual,
             "svm_not_converged": self.models_.n_not_converged,
         }
-        # the credible labels (0/1) as confidences per training candidate (pmlbench.plugin)
-        self.disambiguation_scores_ = credible.astype(np.float64)
+        # stage 1's graded confidences (Eq. 5): credible labels are the candidates at or
+        # above the threshold (pmlbench.plugin)
+        self.disambiguation_scores_ = confidence
         return self
 
     def _check_label_pairs(self, n_labels: int) -> None:
@@ -163,10 +220,11 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         X = check_features(X)
         key = content_digest(X)
         cached = getattr(self, "_votes_cache", None)
-        if cached is not None and cached[0] == key:
-            return cached[1].copy(), cached[2].copy()
+        # the vote rule is part of the key: set_params(votes=...) after fit changes the votes
+        if cached is not None and cached[:2] == (key, self.votes):
+            return cached[2].copy(), cached[3].copy()
         zeta, zeta_v = clr_votes(self.models_, X, self.n_labels_, weighted=self.votes == "accuracy")
-        self._votes_cache = (key, zeta, zeta_v)
+        self._votes_cache = (key, self.votes, zeta, zeta_v)
         return zeta.copy(), zeta_v.copy()
 
     def decision_function(self, X) -> np.ndarray:
