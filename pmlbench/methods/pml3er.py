@@ -8,22 +8,24 @@ enriched labels Yhat (Eq. 6). Stage 2 (Algorithm 2) minimises Eq. 9,
 
 alternating the C-step (Eq. 11, then clipped into [0, Y]), the B-step (ADMM, Eqs. 13-15,
 with singular value thresholding) and the W-step (Eq. 17, factored once per fit). Scores are
-``X W``. Stage 1 and the Gram matrix are cached per training set, so refits of one inner-CV
-fold for several lambda2 values share them.
+``X W``. ``fit_grid`` fits a whole grid on one training set: Stage 1 once per distinct
+Stage 1 setting, the Gram matrix of Eq. 17 once, Stage 2 per grid point.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_features, check_label_matrix
-from pmlbench.core.digest import content_digest
 from pmlbench.core.parameters import Options, ValidatedParameters
 from pmlbench.methods._constraints import (
     BLAS_THREADS,
@@ -36,13 +38,13 @@ from pmlbench.methods._constraints import (
     check_neighbours,
 )
 from pmlbench.numerics.enrichment import label_enrichment
-from pmlbench.numerics.fitcache import LRUCache
 from pmlbench.numerics.linalg import gram, nuclear_norm, svt
-from pmlbench.numerics.ridge_system import SOLVERS, RidgeSystem
+from pmlbench.numerics.ridge_system import SOLVERS, RidgeGram
 from pmlbench.numerics.scores import LinearScores
 
 INITS = ("candidates", "enrichment")
-_STAGE1 = LRUCache(4)
+# the parameters Stage 1 depends on: grid points that agree on them share one enrichment
+STAGE1_PARAMETERS = ("k", "alpha", "propagation_max_iter", "propagation_tol", "propagate_transpose")
 
 
 _SPARSE_C_DENSITY = 0.25  # below this fraction of non-zeros, products with C go sparse
@@ -129,7 +131,8 @@ class PML3ER(LinearScores, ValidatedParameters, BaseEstimator):
         alpha: propagation rate of Eq. 4, in [0, 1) (paper: 0.05 in the text, 0.5 in
             Algorithm 3; the default follows the experiment in docs/methods/pml3er.md).
         lambda1: nuclear-norm weight on B in Eq. 9, >= 0 (paper: 1).
-        lambda2: ridge weight on W in Eq. 9, > 0 (paper: tuned over {10, 100}).
+        lambda2: ridge weight on W in Eq. 9, > 0 (paper: tuned over {10, 100}; tuned here over
+            the wider :attr:`default_tuning_grid`, docs/methods/pml3er.md).
         tau: ADMM penalty of Eqs. 13-15, > 0 (paper: 1).
         max_iter: outer alternations, an integer >= 1 (paper: 5).
         admm_iter: ADMM iterations per B-step, an integer >= 1 (paper: 5).
@@ -141,7 +144,7 @@ class PML3ER(LinearScores, ValidatedParameters, BaseEstimator):
         init: initial C, "candidates" (C = Y) or "enrichment" (C = the Stage 1 confidences on
             the candidates); B = Bhat = I and Theta = 0 in both; W from the W-step on C.
         w_solver: "cholesky" (factor XᵀX + lambda2 I once per fit) or "eigh" (one
-            eigendecomposition per training set, shared by every lambda2).
+            eigendecomposition of XᵀX, shared by every lambda2 of a ``fit_grid``).
         threshold, allow_empty: the rule of ``predict``: score >= threshold, and the top label
             for an instance with none unless allow_empty.
         blas_threads: BLAS threads during fit (None: the library default). Most of the work
@@ -149,7 +152,8 @@ class PML3ER(LinearScores, ValidatedParameters, BaseEstimator):
             multi-threaded BLAS many times slower; 1 is the fastest setting measured.
     """
 
-    default_tuning_grid = {"lambda2": [10, 100]}
+    # the paper's {10, 100} widened by a decade each way (sources: docs/methods/pml3er.md)
+    default_tuning_grid = {"lambda2": [1, 10, 100, 1000]}
     default_bipartition = {"rule": "threshold", "threshold": 0.5, "allow_empty": False}
     parameter_constraints = {
         "k": POSITIVE_INT,
@@ -209,71 +213,80 @@ class PML3ER(LinearScores, ValidatedParameters, BaseEstimator):
     def fit(self, X, Y) -> PML3ER:
         """Run Stage 1 and Stage 2 on training features X and candidate labels Y."""
         self._validate_params()
-        with threadpool_limits(self.blas_threads, user_api="blas"):
-            return self._fit(X, Y)
-
-    def _fit(self, X, Y) -> PML3ER:
-        X = check_features(X)
-        Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
+        X, Y = _checked(X, Y)
         check_neighbours(self.k, X.shape[0])
-        start = time.perf_counter()
-        x_key = content_digest(X)
-        stage1_key = (
-            x_key,
-            content_digest(Y),
-            int(self.k),
-            float(self.alpha),
-            int(self.propagation_max_iter),
-            float(self.propagation_tol),
-            bool(self.propagate_transpose),
-        )
-        (Yhat, stage1), stage1_cached = _STAGE1.get_or_compute(
-            stage1_key,
-            lambda: label_enrichment(
-                X,
-                Y,
-                k=int(self.k),
-                alpha=float(self.alpha),
-                max_iter=int(self.propagation_max_iter),
-                tol=float(self.propagation_tol),
-                transpose=bool(self.propagate_transpose),
-            ),
-        )
-        stage1_seconds = time.perf_counter() - start
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            self._fit_stage2(X, Y, Enrichment.compute(X, Y, self), None)
+        return self
 
+    def fit_grid(self, X, Y, points: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, PML3ER]]:
+        """Fit every grid point on (X, Y), sharing the work that does not depend on it.
+
+        Stage 1 is computed once for all points that agree on :data:`STAGE1_PARAMETERS`
+        (usually all of them), the Gram matrix of Eq. 17 once (and its eigendecomposition
+        once, for ``w_solver="eigh"``); Stage 2 runs per point, with ``XᵀX + lambda2 I``
+        factored as ``fit`` factors it. Each point is a fresh estimator equal to
+        ``clone(self).set_params(**point).fit(X, Y)`` bit for bit (pmlbench.plugin's hook).
+        Its diagnostics count the shared work's seconds on the first point that used it and
+        0 on the others (``stage1_shared``, ``gram_shared``).
+        """
+        self._validate_params()
+        models = [clone(self).set_params(**point) for point in points]
+        for model in models:
+            model._validate_params()
+        X, Y = _checked(X, Y)
+        for model in models:  # every k against the training size before any work
+            check_neighbours(model.k, X.shape[0])
+        enrichments: dict[tuple, Enrichment] = {}
+        shared: RidgeGram | None = None
+        for index in range(len(models)):
+            # the caller scores each point before asking for the next: hold no fitted model
+            model, models[index] = models[index], None
+            key = tuple(model.get_params()[name] for name in STAGE1_PARAMETERS)
+            with threadpool_limits(model.blas_threads, user_api="blas"):
+                if key in enrichments:
+                    stage1 = enrichments[key].reused()
+                else:
+                    stage1 = enrichments[key] = Enrichment.compute(X, Y, model)
+                shared = model._fit_stage2(X, Y, stage1, shared)
+            yield index, model
+
+    def _fit_stage2(self, X, Y, stage1: Enrichment, shared: RidgeGram | None) -> RidgeGram:
+        """Stage 2 on Stage 1's enrichment: sets the fitted attributes and the diagnostics.
+
+        ``shared`` is the Gram matrix of X when another grid point computed it (None: compute
+        it here); returns the one used.
+        """
         start = time.perf_counter()
-        W, C, B, history, system = self._stage2(X, Y.astype(np.float64), Yhat, x_key)
+        shared_gram = shared is not None
+        if shared is None:
+            shared = RidgeGram(X)
+        W, C, B, history = self._stage2(X, Y.astype(np.float64), stage1.Yhat, shared)
         stage2_seconds = time.perf_counter() - start
         self.W_, self.C_, self.B_ = W, C, B
         self.n_features_in_ = X.shape[1]
         # timings as every method reports them: <part>_seconds, fit_seconds the whole fit
-        seconds = {
-            f"{name}_seconds": (0.0 if stage1_cached else value)
-            for name, value in stage1["seconds"].items()
-        }
-        seconds.update(
-            stage1_seconds=stage1_seconds,
-            stage2_seconds=stage2_seconds,
-            fit_seconds=stage1_seconds + stage2_seconds,
-        )
         self.diagnostics_ = {
             "objective": history,
             "outer_iterations": len(history) - 1,
-            "propagation_iterations": stage1["propagation_iterations"],
+            "propagation_iterations": stage1.info["propagation_iterations"],
             "rank_B": int(np.linalg.matrix_rank(B)) if B.size else 0,
-            **seconds,
-            "stage1_cached": stage1_cached,
-            "gram_cached": system.gram_cached,
-            "w_form": "dual" if system.dual else "primal",
+            **stage1.step_seconds,
+            "stage1_seconds": stage1.seconds,
+            "stage2_seconds": stage2_seconds,
+            "fit_seconds": stage1.seconds + stage2_seconds,
+            "stage1_shared": stage1.shared,
+            "gram_shared": shared_gram,
+            "w_form": "dual" if shared.dual else "primal",
         }
         # the enriched labels (Eq. 6) as confidences per training candidate (pmlbench.plugin)
-        self.disambiguation_scores_ = np.asarray(as_dense(Yhat), dtype=np.float64)
-        return self
+        self.disambiguation_scores_ = np.asarray(as_dense(stage1.Yhat), dtype=np.float64)
+        return shared
 
-    def _stage2(self, X, Y: np.ndarray, Yhat: np.ndarray, x_key: str):
+    def _stage2(self, X, Y: np.ndarray, Yhat: np.ndarray, shared: RidgeGram):
         """Algorithm 2: alternate the C-, B- and W-steps; objective history of Eq. 9."""
         lambda1, lambda2, tau = float(self.lambda1), float(self.lambda2), float(self.tau)
-        system = RidgeSystem(X, lambda2, solver=self.w_solver, key=x_key)
+        system = shared.system(lambda2, self.w_solver)
         n_labels = Y.shape[1]
         C = Y.copy() if self.init == "candidates" else np.clip(Yhat, 0.0, 1.0) * Y
         B, Bhat, Theta = np.eye(n_labels), np.eye(n_labels), np.zeros((n_labels, n_labels))
@@ -290,4 +303,45 @@ class PML3ER(LinearScores, ValidatedParameters, BaseEstimator):
             history.append(objective(Yhat, C, B, XW, W, lambda1, lambda2, nuclear=nuclear))
             if abs(history[-2] - history[-1]) <= self.tol * max(abs(history[-2]), 1e-12):
                 break
-        return W, C, B, history, system
+        return W, C, B, history
+
+
+def _checked(X, Y):
+    X = check_features(X)
+    return X, check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
+
+
+@dataclass(frozen=True)
+class Enrichment:
+    """Stage 1 (Algorithm 1) of one fit: the enriched labels Yhat (Eq. 6) and its timings.
+
+    ``shared``: computed for another grid point and reused, its seconds counted there.
+    """
+
+    Yhat: np.ndarray
+    info: dict[str, Any]
+    seconds: float
+    step_seconds: dict[str, float]
+    shared: bool = False
+
+    @classmethod
+    def compute(cls, X, Y: np.ndarray, model: PML3ER) -> Enrichment:
+        """Stage 1 with the model's :data:`STAGE1_PARAMETERS`."""
+        start = time.perf_counter()
+        Yhat, info = label_enrichment(
+            X,
+            Y,
+            k=int(model.k),
+            alpha=float(model.alpha),
+            max_iter=int(model.propagation_max_iter),
+            tol=float(model.propagation_tol),
+            transpose=bool(model.propagate_transpose),
+        )
+        steps = {f"{name}_seconds": value for name, value in info["seconds"].items()}
+        return cls(Yhat, info, time.perf_counter() - start, steps)
+
+    def reused(self) -> Enrichment:
+        """The same enrichment for another grid point, its work counted as 0 seconds."""
+        return replace(
+            self, seconds=0.0, step_seconds=dict.fromkeys(self.step_seconds, 0.0), shared=True
+        )

@@ -1,8 +1,11 @@
 """The W-step of the linear PML methods: ridge regression factored once for many targets.
 
 ``W = (XᵀX + lambda2 I)^{-1} Xᵀ C`` is PML3ER's W-step (Li & Wang, IJCAI 2020, Eq. 17) and,
-with C the candidate matrix, the ridge control (pmlbench.methods.ridge). Both methods build
-one :class:`RidgeSystem` per training set and solve it for each C.
+with C the candidate matrix, the ridge control (pmlbench.methods.ridge). A
+:class:`RidgeGram` holds the Gram matrix of one training set, which does not depend on
+lambda2; each lambda2 gets a :class:`RidgeSystem` from it, solved for as many C as needed.
+A fit builds one of each; a grid fit (``fit_grid``) builds one :class:`RidgeGram` and a
+:class:`RidgeSystem` per lambda2, with the same arithmetic, so the same W bit for bit.
 """
 
 from __future__ import annotations
@@ -10,30 +13,50 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from pmlbench.core.digest import content_digest
-from pmlbench.numerics.fitcache import LRUCache
 from pmlbench.numerics.linalg import gram
 
 SOLVERS = ("cholesky", "eigh")
 FORMS = ("auto", "primal", "dual")
 
-# Gram matrices and factorisations of recent training sets: tuning refits one inner-CV fold
-# for every grid value of lambda2 in a row, and the Gram matrix (and eigendecomposition) does
-# not depend on it. Entries are d x d or n x n, so the caches stay small.
-_GRAMS = LRUCache(2)
-_FACTORS = LRUCache(2)
+
+class RidgeGram:
+    """The Gram matrix of one training set for the W-step (Eq. 17), shared by every lambda2.
+
+    The primal form holds the d x d matrix ``XᵀX``; the dual form (default when n < d) the
+    n x n matrix ``XXᵀ``, from which ``Xᵀ (XXᵀ + lambda2 I)^{-1} C`` gives the same W. Sparse
+    X stays sparse: only the Gram matrix is dense. Its eigendecomposition is computed on
+    first use by a ``solver="eigh"`` system and kept for every later lambda2.
+    """
+
+    def __init__(self, X, *, form: str = "auto"):
+        if form not in FORMS:  # an internal argument, not a method parameter
+            raise ValueError(f"unknown W-step form {form!r}; use one of {list(FORMS)}")
+        n, d = X.shape
+        self.X = X
+        self.dual = (n < d) if form == "auto" else form == "dual"
+        self.G = gram(X, rows=self.dual)
+        self._eigen: tuple[np.ndarray, np.ndarray] | None = None
+
+    def eigen(self) -> tuple[np.ndarray, np.ndarray]:
+        """Eigenvalues (clipped at 0: G is PSD) and eigenvectors of the Gram matrix."""
+        if self._eigen is None:
+            s, Q = scipy.linalg.eigh(self.G, check_finite=False, driver="evd")
+            self._eigen = (np.clip(s, 0.0, None), Q)
+        return self._eigen
+
+    def system(self, lambda2: float, solver: str = "cholesky") -> RidgeSystem:
+        """The W-step at ``lambda2``, factored from this Gram matrix."""
+        return RidgeSystem(self.X, lambda2, solver=solver, gram=self)
 
 
 class RidgeSystem:
-    """The W-step ``(XᵀX + lambda2 I)^{-1} Xᵀ C`` (Eq. 17), factored once for many C.
+    """The W-step ``(XᵀX + lambda2 I)^{-1} Xᵀ C`` (Eq. 17) at one lambda2, factored once for many C.
 
-    The primal form factors the d x d matrix ``XᵀX + lambda2 I``; the dual form (default
-    when n < d) factors the n x n matrix ``XXᵀ + lambda2 I`` and returns
-    ``Xᵀ (XXᵀ + lambda2 I)^{-1} C``, the same W. ``solver="cholesky"`` factors each lambda2
-    (cheapest for one or two values); ``"eigh"`` eigendecomposes the Gram matrix once per
-    training set and serves every lambda2 from it (cheaper for long grids). Sparse X stays
-    sparse: only the Gram matrix is dense. The estimators validate ``lambda2`` (> 0) and
-    ``solver`` before they build one.
+    ``solver="cholesky"`` factors ``G + lambda2 I`` (cheapest for a few values of lambda2);
+    ``"eigh"`` solves from the eigendecomposition of G, shared by every lambda2 of one
+    :class:`RidgeGram`. Without ``gram`` the system computes its own Gram matrix in ``form``
+    (see :class:`RidgeGram`). The estimators validate ``lambda2`` (> 0) and ``solver`` before
+    they build one.
     """
 
     def __init__(
@@ -43,37 +66,20 @@ class RidgeSystem:
         *,
         solver: str = "cholesky",
         form: str = "auto",
-        key: str | None = None,
+        gram: RidgeGram | None = None,
     ):
-        if form not in FORMS:  # an internal argument, not a method parameter
-            raise ValueError(f"unknown W-step form {form!r}; use one of {list(FORMS)}")
-        n, d = X.shape
-        self.X = X
-        self.dual = (n < d) if form == "auto" else form == "dual"
+        self.gram = RidgeGram(X, form=form) if gram is None else gram
+        self.X = self.gram.X
+        self.dual = self.gram.dual
         self.lambda2 = float(lambda2)
         self.solver = solver
-        key = key or content_digest(X)
-        G, self.gram_cached = _GRAMS.get_or_compute(
-            (key, self.dual), lambda: gram(X, rows=self.dual)
-        )
         if solver == "cholesky":
-
-            def factor():
-                A = G + self.lambda2 * np.eye(G.shape[0])
-                return scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
-
-            self._factor, self.factor_cached = _FACTORS.get_or_compute(
-                (key, self.dual, "cholesky", self.lambda2), factor
+            A = self.gram.G + self.lambda2 * np.eye(self.gram.G.shape[0])
+            self._factor = scipy.linalg.cho_factor(
+                A, lower=True, overwrite_a=True, check_finite=False
             )
         else:
-
-            def decompose():
-                s, Q = scipy.linalg.eigh(G, check_finite=False, driver="evd")
-                return np.clip(s, 0.0, None), Q
-
-            self._factor, self.factor_cached = _FACTORS.get_or_compute(
-                (key, self.dual, "eigh"), decompose
-            )
+            self._factor = self.gram.eigen()
 
     def _inverse_times(self, B: np.ndarray) -> np.ndarray:
         if self.solver == "cholesky":
