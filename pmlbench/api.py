@@ -26,10 +26,11 @@ def compose_config(overrides: list[str] | None = None) -> dict[str, Any]:
 
     from pmlbench.hydra_app.config_nodes import register_config_nodes
     from pmlbench.hydra_app.config_tree import config_dir, config_to_dict
-    from pmlbench.hydra_app.overrides import check_overrides
+    from pmlbench.hydra_app.overrides import check_overrides, pin_explicit_parameters
 
     overrides = list(overrides or [])
     check_overrides(overrides)
+    overrides = pin_explicit_parameters(overrides)
     register_config_nodes()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):

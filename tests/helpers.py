@@ -84,7 +84,10 @@ from pmlbench.methods.mlknn import MLkNN
 
 
 class Picky(MLkNN):
-    """ML-kNN that refuses every input (refuse=1) or sleeps before fitting (sleep seconds)."""
+    """ML-kNN that refuses every input (refuse=1) or sleeps before fitting (sleep seconds);
+    untuned by default, so that a unit is one fit."""
+
+    default_tuning_grid: dict = {}
 
     def __init__(self, k=10, s=1.0, sleep=0.0, refuse=0):
         super().__init__(k, s)

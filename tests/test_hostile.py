@@ -121,6 +121,8 @@ from pmlbench.plugin import Options
 class Hostile(MLkNN):
     """ML-kNN whose fit ends the process the way ``how`` says (fits normally with "none")."""
 
+    default_tuning_grid: dict = {}  # one fit per unit
+
     parameter_constraints = {
         **MLkNN.parameter_constraints,
         "how": [Options(("none", "exit0", "os_exit", "segfault"))],

@@ -146,10 +146,12 @@ def test_tune_key_drops_execution_options_and_everything_without_a_grid():
 def test_config_node_defaults_come_from_the_settings():
     node = method_node("mlknn", MLkNN)
     assert node["bipartition"] == BIPARTITION_DEFAULTS
-    assert node["tune"] == {"grid": {"k": None, "s": None}, **TUNE_DEFAULTS}
+    declared = getattr(MLkNN, "default_tuning_grid", {})
+    grid = {p: (list(declared[p]) if p in declared else None) for p in ("k", "s")}
+    assert node["tune"] == {"grid": grid, **TUNE_DEFAULTS}
     node = method_node("pml3er", PML3ER)
     assert node["bipartition"] == {**BIPARTITION_DEFAULTS, **PML3ER.default_bipartition}
-    assert node["tune"]["grid"]["lambda2"] == [10, 100]
+    assert node["tune"]["grid"]["lambda2"] == list(PML3ER.default_tuning_grid["lambda2"])
 
 
 @pytest.mark.parametrize("node", sorted(DOC_TABLES))

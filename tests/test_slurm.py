@@ -75,6 +75,8 @@ class Gated(MLkNN):
     them). Fits are counted in files (``<gate>/fitted/<job>``): each unit runs in a forked
     child, where a class attribute would start again from zero.\"\"\"
 
+    default_tuning_grid = {}  # one fit per unit
+
     def __init__(self, k=10, s=1.0, gate=""):
         super().__init__(k, s)
         self.gate = gate

@@ -233,7 +233,11 @@ def test_failing_split_is_recorded_and_the_others_run(tmp_path, genbase_config, 
 def test_without_a_store_errors_propagate(tmp_path, genbase_config):
     with pytest.raises(PmlbenchError, match="neighbours requested"):
         run_config(
-            {**genbase_config, "method": {"name": "mlknn", "k": 10_000, "s": 1.0}},
+            {
+                **genbase_config,
+                "method": {"name": "mlknn", "k": 10_000, "s": 1.0},
+                "tune": {"grid": {}},
+            },
             tmp_path,
             quiet=True,
         )

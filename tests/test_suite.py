@@ -24,6 +24,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from pmlbench.hydra_app.config_tree import config_dir
+from pmlbench.methods.pml3er import PML3ER
 from tests.helpers import (
     CASE_KEY,
     LEADERBOARD,
@@ -227,7 +228,7 @@ def test_the_suite_is_methods_x_cases_jobs_without_duplicates(composed):
 def test_each_method_keeps_its_default_tuning_grid(composed):
     _, job = composed
     pml3er = job(["method=pml3er", f"{CASE_KEY}=genbase_rate0.5"])
-    assert list(pml3er.tune.grid.lambda2) == [10, 100]
+    assert list(pml3er.tune.grid.lambda2) == list(PML3ER.default_tuning_grid["lambda2"])
     assert pml3er.dataset.name == "genbase" and pml3er.noise.rate == 0.5
     mlknn = job(["method=mlknn", f"{CASE_KEY}=yeastbp"])
     assert mlknn.dataset.name == "yeastbp" and mlknn.noise.rate == 1.0

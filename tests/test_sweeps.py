@@ -51,6 +51,8 @@ from pmlbench.methods.mlknn import MLkNN
 class Fragile(MLkNN):
     \"\"\"ML-kNN whose fit raises a ValueError (a bug, not a user error) when explode=1.\"\"\"
 
+    default_tuning_grid = {}  # one fit per unit
+
     def __init__(self, k=10, s=1.0, explode=0):
         super().__init__(k, s)
         self.explode = explode

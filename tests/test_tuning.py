@@ -305,3 +305,29 @@ def test_check_fit_grid_finds_a_hook_that_fits_other_values(small_genbase):
     assert check_fit_grid(GridAwareMLkNN(), X, Y_cand, points) == 0.0
     with pytest.raises(PluginCheckError, match="differs from a fit from scratch"):
         check_fit_grid(Shifted(), X, Y_cand, points)
+
+
+def test_a_grid_point_the_data_cannot_take_names_the_tune_keys(small_genbase):
+    """ML-kNN's message names method.k, which a grid overrides: tuning says which keys fix it."""
+    X, Y, Y_cand = small_genbase
+    spec = make_spec(grid={"k": [5, 500], "s": None}, cv=2, oracle=False, n_jobs=1)
+    with pytest.raises(PmlbenchError) as error:
+        fit_with_tuning(MLkNN(), X, Y_cand, spec=spec, Y_true_train=Y, random_state=0)
+    message = str(error.value)
+    assert "inner folds of 120 training instances" in message
+    assert "the tuning grid sets k: narrow it (tune.grid.<param>=[...])" in message
+    assert "\n" not in message
+
+
+def test_a_parameter_given_on_the_command_line_is_used_not_tuned():
+    """``method=mlknn method.k=15`` ran k from ML-kNN's default grid: a value the user gives
+    takes its parameter out of the grid, unless tune.grid is overridden too."""
+    from pmlbench.api import compose_config
+
+    assert compose_config(["method=mlknn"])["tune"]["grid"]["k"] == list(
+        MLkNN.default_tuning_grid["k"]
+    )
+    pinned = compose_config(["method=mlknn", "method.k=15"])
+    assert pinned["method"]["k"] == 15 and pinned["tune"]["grid"]["k"] is None
+    both = compose_config(["method=mlknn", "method.k=15", "tune.grid.k=[3,5]"])
+    assert both["tune"]["grid"]["k"] == [3, 5]

@@ -67,10 +67,11 @@ def run_hydra(argv: list[str]) -> int:
 
     from pmlbench.hydra_app.config_nodes import register_config_nodes
     from pmlbench.hydra_app.config_tree import config_dir
-    from pmlbench.hydra_app.overrides import check_overrides
+    from pmlbench.hydra_app.overrides import check_overrides, pin_explicit_parameters
     from pmlbench.hydra_app.task import task
 
     check_overrides(argv)
+    argv = pin_explicit_parameters(argv)
     register_config_nodes()
     main = hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")(task)
     with hydra_process_state(argv):

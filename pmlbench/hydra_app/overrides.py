@@ -279,3 +279,32 @@ def _text(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ",".join(f"{k}:{_text(v)}" for k, v in value.items()) + "}"
     return str(value)
+
+
+def pin_explicit_parameters(overrides: list[str]) -> list[str]:
+    """``overrides`` plus ``tune.grid.<p>=null`` for every ``method.<p>=`` override of a
+    parameter the method tunes by default (``default_tuning_grid``), unless ``tune.grid``
+    itself is overridden: a value the user gives is the value used, never silently replaced
+    by the grid's choice (``method=mlknn method.k=15`` runs k = 15, untuned).
+    """
+    keys = [o.partition("=")[0].lstrip("+~") for o in overrides if "=" in o]
+    if any(k == "tune.grid" or k.startswith("tune.grid.") for k in keys):
+        return overrides
+    chosen = [
+        choice.strip()
+        for o in overrides
+        if o.partition("=")[0].lstrip("+~") == "method"
+        for choice in o.partition("=")[2].split(",")
+    ] or [default_choices().get("method", "")]
+    grids = []
+    for name in chosen:
+        if name not in registry.plugins("method"):
+            return overrides  # a YAML preset: its own file says what it tunes
+        grids.append(getattr(registry.get("method", name).load(), "default_tuning_grid", {}))
+    pinned = [
+        param
+        for key in dict.fromkeys(keys)
+        for group, param, tuned in [_parameter_of(key)]
+        if group == "method" and not tuned and any(param in (g or {}) for g in grids)
+    ]
+    return [*overrides, *(f"tune.grid.{param}=null" for param in pinned)]

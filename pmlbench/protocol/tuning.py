@@ -37,7 +37,7 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, ParameterGrid
 
 from pmlbench.core.parallel import worker_budget
-from pmlbench.errors import PmlbenchError
+from pmlbench.errors import NotApplicable, PluginError, PmlbenchError
 from pmlbench.metrics.base import Metric
 from pmlbench.plugins.loading import load_metrics
 from pmlbench.plugins.names import unknown
@@ -217,11 +217,28 @@ def cross_validate_grid(
 
 
 def _score_fold_grid(estimator, points, X_fit, Y_fold, X_held, Y_held, score_fold) -> list[float]:
-    """Every grid point on one fold, fitted together (:func:`fit_grid_points`)."""
+    """Every grid point on one fold, fitted together (:func:`fit_grid_points`).
+
+    A grid point the method refuses on the fold's training part (too few instances for its
+    ``k``, ...) stops tuning with one line naming the point and the ``tune`` keys that fix it:
+    the method's own message names ``method.<param>``, which a grid overrides.
+    """
     model = clone(estimator)
     scores = [float("nan")] * len(points)
-    for index, fitted in fit_grid_points(model, X_fit, Y_fold, points):
-        scores[index] = score_fold(fitted, X_fit, Y_fold, X_held, Y_held)
+    try:
+        for index, fitted in fit_grid_points(model, X_fit, Y_fold, points):
+            scores[index] = score_fold(fitted, X_fit, Y_fold, X_held, Y_held)
+    except PluginError:
+        raise
+    except PmlbenchError as exc:
+        if isinstance(exc, NotApplicable):
+            raise
+        tuned = ", ".join(sorted({name for point in points for name in point}))
+        raise PmlbenchError(
+            f"tuning on inner folds of {X_fit.shape[0]} training instances: {exc}; the tuning "
+            f"grid sets {tuned}: narrow it (tune.grid.<param>=[...]), use fewer folds "
+            "(tune.cv), or tune nothing (tune.grid=null)"
+        ) from None
     return scores
 
 
