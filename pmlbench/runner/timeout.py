@@ -140,17 +140,16 @@ def call_with_timeout(func: Callable[[], Any], limit: float | None) -> ChildResu
     try:
         payload = _receive(read_end, None if limit is None else start + limit)
     except BaseException:
-        _kill(pid)  # e.g. Ctrl-C: the child is in its own session and would outlive us
+        # e.g. Ctrl-C: the child is in its own session and would outlive us, and so would the
+        # processes it started in sessions of their own (the external adapter's programs):
+        # stop those first, while the child still names them as its descendants
+        _stop_unit(pid)
         _reap(pid)
         raise
     finally:
         os.close(read_end)
     if payload is None and limit is not None:
-        # processes the unit started in sessions of their own (the external adapter's
-        # programs) are outside the child's group: stop them first, while their parent lives
-        for descendant in _descendants(pid):
-            _kill(descendant)
-        _kill(pid)
+        _stop_unit(pid)
         cpu = _reap(pid)
         raise UnitTimedOut(limit, time.perf_counter() - start, cpu)
     # the CPU of every process that worked for the unit: the child with the processes it
@@ -333,6 +332,15 @@ def _descendants(pid: int) -> list[int]:
         found.append(child)
         todo.extend(children.get(child, []))
     return found
+
+
+def _stop_unit(pid: int) -> None:
+    """Kill the unit's child and everything it started: the processes in sessions of their
+    own (the external adapter's programs, outside the child's group) first, while their
+    parent lives and names them, then the child's group."""
+    for descendant in _descendants(pid):
+        _kill(descendant)
+    _kill(pid)
 
 
 def _kill(pid: int, group_only: bool = False) -> None:
