@@ -130,3 +130,11 @@ def test_kinds_of_a_name():
     assert registry.kinds_of("mlknn") == ["method"]
     with pytest.raises(PluginError, match="no plugin named 'mlkn'.*did you mean 'mlknn'"):
         registry.kinds_of("mlkn")
+
+
+def test_a_plugin_named_with_control_characters_cannot_be_selected(fake_methods):
+    """An entry-point name holding escape codes or bidi controls would reach every
+    results.csv and report that names the method: it is refused when selected."""
+    fake_methods(FakeEntryPoint("evil\x1b[2J\u202e", "a:A", "dist"))
+    with pytest.raises(PluginError, match=r"evil\\x1b\[2J\\u202e.*uninstall that package"):
+        registry.get("method", "evil\x1b[2J\u202e")

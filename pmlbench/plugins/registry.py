@@ -15,6 +15,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from pmlbench.core.console import escape_control, has_control
 from pmlbench.errors import PluginError
 
 KINDS = {
@@ -84,6 +85,13 @@ def get(kind: str, name: str) -> PluginInfo:
     """The plugin ``name`` of ``kind``, or a one-line error listing the names available."""
     available = plugins(kind)
     if name in available:
+        if has_control(name) or has_control(available[name].distribution):
+            raise PluginError(
+                f"{kind} plugin '{escape_control(name, newlines=True)}' (distribution "
+                f"'{escape_control(available[name].distribution, newlines=True)}') has control "
+                "or bidirectional characters in its name, which would reach terminals and "
+                "result files; uninstall that package"
+            )
         return available[name]
     close = difflib.get_close_matches(str(name), available, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
