@@ -343,3 +343,90 @@ def test_no_placeholder_is_left_in_the_docs():
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     left = [p.name for p in pages if re.search(r"@[A-Z_]+@", p.read_text(encoding="utf-8"))]
     assert not left, f"placeholders left in {left}"
+
+
+# ------------------------------------------------------- the claims a reviewer checks (issue 32)
+
+
+def _archived_cells() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Per method, the datasets where it has results and those it declined (any level)."""
+    done: dict[str, set[str]] = {}
+    declined: dict[str, set[str]] = {}
+    for name, content in archived_units():
+        unit = content["unit"]
+        target = declined if name.endswith(STORE_NOT_APPLICABLE_SUFFIX) else done
+        target.setdefault(unit["method"]["name"], set()).add(unit["dataset"]["name"])
+    return done, declined
+
+
+def test_the_page_names_its_rank_pools_and_each_methods_coverage():
+    page = PAGE.read_text(encoding="utf-8")
+    done, declined = _archived_cells()
+    everywhere = set.intersection(*done.values())
+    common = sorted(d for d in everywhere if not any(d in v for v in declined.values()))
+    summary = page.split("### What the numbers say", 1)[1].split("\n### ", 1)[0]
+    assert len(common) == 11
+    pool = "the 14 methods over the 11 datasets where every one of them has a result"
+    assert f"{pool} ({', '.join(common)})" in summary
+    full = sorted(m for m in done if m not in declined)
+    assert "*full coverage*, the 4 methods with a result on every dataset" in summary
+    assert all(m in summary.split("*full coverage*", 1)[1].split(")")[0] for m in full)
+    coverage = page.split("### Coverage", 1)[1].split("\n### ", 1)[0]
+    header, *rows = pipe_tables(coverage)[0]
+    shown = {r[0]: r for r in rows}
+    assert set(shown) == set(done)
+    for method, row in shown.items():
+        refused = sorted(declined.get(method, set()))
+        assert row[3] == (", ".join(refused) or "none"), method
+        assert row[1] == f"{19 - len(refused)} of 19"
+    ranks = page.split("### Average ranks", 1)[1].split("\n### ", 1)[0]
+    assert "(N = 19)" in ranks and ", ".join(common) in ranks
+
+
+def test_the_page_claims_no_equivalence_from_a_test_and_names_the_control_plainly():
+    page = PAGE.read_text(encoding="utf-8")
+    summary = page.split("### What the numbers say", 1)[1].split("\n### ", 1)[0]
+    quiet = [line for line in summary.splitlines() if "do not differ" in line]
+    assert len(quiet) == 7 and all("no evidence that they are equal" in q for q in quiet)
+    assert "0.05/91 = 0.00055" in summary and "0.00098 for the 11 datasets" in summary
+    assert "no PML method is significantly better than ridge on any metric" in summary
+    bayes = page.split("### Bayesian signed-rank tests", 1)[1].split("\n### ", 1)[0]
+    tables = pipe_tables(bayes)
+    assert [t[0][0] for t in tables] == ["pml3er vs", "ridge vs"]
+    assert all(len(t) == 1 + 13 for t in tables)
+    wtl = page.split("### Win/tie/loss", 1)[1].split("\n## ", 1)[0]
+    assert "Holm-corrected within each method pair and metric" in wtl
+    header, *rows = pipe_tables(wtl)[0]
+    total = dict(zip(header, rows[-1], strict=True))
+    # the issue's recompute: PML3ER vs ridge at 3/305/35 PML datasets under Holm
+    assert total["ridge"].endswith("(3/305/35)")
+
+
+def test_ties_and_cd_bars_on_the_archive(reproduced):
+    """genbase: NLR and PML-NI make 20 errors each in one-error; ML-kNN and PARTICLE-MAP
+    differ in macro-F1, so no bar may span both."""
+    from pmlbench.report import ReportOptions, build_report
+    from pmlbench.report.across import block_means, ranked_table
+    from pmlbench.stats.pairwise import pair_values, pairwise_cliques
+
+    options = ReportOptions(reference="pml3er", plots=False, html=False)
+    report = build_report([reproduced / "outputs" / "store"], options)
+    ranked, _ = ranked_table(report.prepared, "one_error", "dataset")
+    assert ranked.loc["genbase", "nlr"] == ranked.loc["genbase", "pml_ni"]
+    table = block_means(report.prepared, "one_error")
+    nlr, pml_ni = pair_values(table.loc[["genbase"]], "nlr", "pml_ni", group="dataset")
+    assert nlr[0] == pml_ni[0]
+    for metric, ranks in report.ranks.items():
+        pairs = report.pairwise[report.pairwise["metric"] == metric]
+        different = {
+            frozenset((a, b))
+            for a, b, s in zip(
+                pairs["method_a"], pairs["method_b"], pairs["significant"], strict=True
+            )
+            if s
+        }
+        position = dict(zip(ranks.friedman.methods, ranks.friedman.average_ranks, strict=True))
+        for group in pairwise_cliques(ranks.friedman.methods, ranks.friedman.average_ranks, pairs):
+            low, high = min(position[m] for m in group), max(position[m] for m in group)
+            inside = [m for m, r in position.items() if low <= r <= high]
+            assert not any(frozenset((a, b)) in different for a in inside for b in inside)

@@ -5,11 +5,15 @@ and splits the compared methods all have, so that a dataset at three noise rates
 or a PML dataset (``blocks="level"``: dataset x noise level, the mean over its splits). The
 Friedman test ranks the blocks where every method has a result; the others are named in the
 report's notes. A Wilcoxon or Bayesian test of two methods uses every block both have.
+
+Means are compared with a tolerance (:func:`pmlbench.stats.ranks.merge_near_ties`): block
+means that differ only in the order of their additions are the same result, so equal error
+counts tie in the ranks, the Friedman test and the pairwise tests.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -24,6 +28,7 @@ from pmlbench.stats.friedman import (
     pairwise_posthoc,
 )
 from pmlbench.stats.multiple import adjust_pvalues
+from pmlbench.stats.ranks import merge_near_ties
 from pmlbench.stats.wilcoxon import wilcoxon_signed_rank
 
 WILCOXON_COLUMNS = [
@@ -66,19 +71,55 @@ class MetricRanks:
     dropped_blocks: list[tuple[str, str]]
     # what one Friedman block is: "dataset" or "level" (dataset x noise level)
     blocks: str = "level"
+    # the blocks ranked, by name: datasets, or "dataset (level)" for PML datasets
+    ranked: list[str] = field(default_factory=list)
 
 
 def block_means(prepared: Prepared, metric: str) -> pd.DataFrame:
-    """Blocks (dataset, level) x methods table of mean values over splits."""
+    """Blocks (dataset, level) x methods table of mean values over splits; the means of a
+    block that agree to :data:`~pmlbench.stats.ranks.TIE_TOLERANCE` are made equal."""
     rows = prepared.records[prepared.records["metric"] == metric]
     table = rows.groupby(["dataset", "level", "method"])["value"].mean().unstack("method")
     blocks = [b for b in prepared.blocks if b in table.index]
-    return table.reindex(
+    table = table.reindex(
         index=pd.MultiIndex.from_tuples(blocks, names=["dataset", "level"])
         if blocks
         else table.index[:0],
         columns=[m for m in prepared.methods if m in table.columns],
     )
+    return _merged(table)
+
+
+def _merged(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the values of each row that agree to the tie tolerance made equal."""
+    if table.empty:
+        return table
+    return pd.DataFrame(merge_near_ties(table.to_numpy()), index=table.index, columns=table.columns)
+
+
+def ranked_table(
+    prepared: Prepared, metric: str, blocks: str = "level", methods: list[str] | None = None
+) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """The blocks x methods table the Friedman test ranks, and the PML datasets left out.
+
+    ``methods`` (default: every method with a result) are the columns; the PML datasets
+    where one of them has no result are left out, and with ``blocks="dataset"`` the others
+    are averaged per dataset (merging near ties again, :func:`block_means`)."""
+    table = block_means(prepared, metric)
+    if methods is not None:
+        table = table[[m for m in table.columns if m in methods]]
+    complete = table.dropna(how="any")
+    dropped = [b for b in table.index if b not in complete.index]
+    if blocks == "dataset":
+        complete = _merged(complete.groupby(level="dataset", sort=True).mean())
+    return complete, dropped
+
+
+def block_names(table: pd.DataFrame) -> list[str]:
+    """The blocks of a ranked table by name: a dataset, or "dataset (level)"."""
+    if table.index.nlevels == 1:
+        return [str(d) for d in table.index]
+    return [f"{d} ({lv})" for d, lv in table.index]
 
 
 def rank_tests(
@@ -92,11 +133,7 @@ def rank_tests(
     ``blocks="dataset"`` the complete PML datasets are averaged per dataset first."""
     out = {}
     for metric in prepared.metrics:
-        table = block_means(prepared, metric)
-        complete = table.dropna(how="any")
-        dropped = [b for b in table.index if b not in complete.index]
-        if blocks == "dataset":
-            complete = complete.groupby(level="dataset", sort=True).mean()
+        complete, dropped = ranked_table(prepared, metric, blocks)
         unit = "datasets" if blocks == "dataset" else "PML datasets"
         if complete.shape[1] < 2 or len(complete) < 2:
             notes.append(
@@ -119,7 +156,14 @@ def rank_tests(
             else None
         )
         out[metric] = MetricRanks(
-            metric, result, cd, pairwise_posthoc(result, alpha), control, dropped, blocks
+            metric,
+            result,
+            cd,
+            pairwise_posthoc(result, alpha),
+            control,
+            dropped,
+            blocks,
+            block_names(complete),
         )
     return out
 
@@ -180,7 +224,7 @@ def _pairs_across_datasets(prepared: Prepared, reference: str, blocks: str = "le
         for baseline in (m for m in table.columns if m != reference):
             pair = table[[reference, baseline]].dropna()
             if blocks == "dataset":
-                pair = pair.groupby(level="dataset", sort=True).mean()
+                pair = _merged(pair.groupby(level="dataset", sort=True).mean())
             if len(pair):
                 yield metric, baseline, pair
 

@@ -377,7 +377,7 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
         written += [
             _write_csv(report.disambiguation, out / "disambiguation.csv"),
             _write_text(
-                disambiguation_tables.to_markdown(report.disambiguation, digits),
+                disambiguation_tables.to_markdown(report.disambiguation, digits, report.declined),
                 out / "disambiguation.md",
             ),
         ]

@@ -19,6 +19,7 @@ from pmlbench.report.prepare import Prepared
 from pmlbench.report.render import markdown_escape, markdown_table
 
 MISSING = "–"
+NOT_APPLICABLE = "n/a"
 COLUMNS = ["measure", "dataset", "level", "method", "n", "mean", "std"]
 NAMES = {
     "disambiguation_auc": "disambiguation AUC",
@@ -31,7 +32,8 @@ EXPLANATION = (
     "candidates over all training candidates (0.5: random); disambiguation precision = "
     "share of true labels among each instance's t most confident candidates, t its number "
     "of true labels. Higher is better; mean ± std over splits. They are not test metrics "
-    "and enter no rank or test."
+    "and enter no rank or test. n/a: the method declined the dataset up front; –: no value "
+    "(no result, or a result without the measure)."
 )
 
 
@@ -86,15 +88,26 @@ class Grid(NamedTuple):
     methods: list[str]
     blocks: list[tuple[str, str]]  # (dataset, level)
     cells: dict[tuple[str, str, str], str]  # (dataset, level, method) -> text
+    # (method, dataset, level) of the cells whose method declined the dataset up front
+    declined: frozenset[tuple[str, str, str]] = frozenset()
 
     def text(self, dataset: str, level: str, method: str) -> str:
-        """A cell's text, ``–`` without a value."""
-        return self.cells.get((dataset, level, method), MISSING)
+        """A cell's text: ``n/a`` where the method declined the dataset, ``–`` where there
+        is no value for another reason."""
+        if (dataset, level, method) in self.cells:
+            return self.cells[(dataset, level, method)]
+        return NOT_APPLICABLE if (method, dataset, level) in self.declined else MISSING
 
 
-def grid(frame: pd.DataFrame, measure: str, digits: int) -> Grid:
+def grid(
+    frame: pd.DataFrame,
+    measure: str,
+    digits: int,
+    declined: frozenset[tuple[str, str, str]] = frozenset(),
+) -> Grid:
     """The table of ``measure``, as disambiguation.md, report.html and the leaderboard show
-    it (no methods: nothing to show)."""
+    it (no methods: nothing to show); ``declined`` holds (method, dataset, level) of the
+    cells whose method declined the dataset up front (Report.declined), shown as n/a."""
     rows = frame[frame["measure"] == measure]
     methods = list(dict.fromkeys(rows["method"]))
     blocks = list(dict.fromkeys(zip(rows["dataset"], rows["level"], strict=True)))
@@ -103,12 +116,17 @@ def grid(frame: pd.DataFrame, measure: str, digits: int) -> Grid:
         + ("" if np.isnan(r.std) else f" ± {r.std:.{digits}f}")
         for r in rows.itertuples(index=False)
     }
-    return Grid(methods, blocks, cells)
+    return Grid(methods, blocks, cells, frozenset(declined))
 
 
-def measure_markdown(frame: pd.DataFrame, measure: str, digits: int = 3) -> str:
-    """One measure's PML dataset x method table ("–": no value)."""
-    table = grid(frame, measure, digits)
+def measure_markdown(
+    frame: pd.DataFrame,
+    measure: str,
+    digits: int = 3,
+    declined: frozenset[tuple[str, str, str]] = frozenset(),
+) -> str:
+    """One measure's PML dataset x method table ("n/a": declined, "–": no value)."""
+    table = grid(frame, measure, digits, declined)
     methods = table.methods
     if not methods:
         return ""
@@ -119,17 +137,21 @@ def measure_markdown(frame: pd.DataFrame, measure: str, digits: int = 3) -> str:
     return markdown_table(["dataset", "noise", *methods], rows, ["l", "l"] + ["r"] * len(methods))
 
 
-def to_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
+def to_markdown(
+    frame: pd.DataFrame, digits: int = 3, declined: frozenset[tuple[str, str, str]] = frozenset()
+) -> str:
     """disambiguation.md."""
     parts = ["# Disambiguation quality (training part)\n\n", EXPLANATION + "\n"]
     for measure in MEASURES:
-        text = measure_markdown(frame, measure, digits)
+        text = measure_markdown(frame, measure, digits, declined)
         if text:
             parts.append(f"\n## {NAMES[measure]}\n\n{text}")
     return "".join(parts)
 
 
-def to_html(frame: pd.DataFrame, digits: int = 3) -> str:
+def to_html(
+    frame: pd.DataFrame, digits: int = 3, declined: frozenset[tuple[str, str, str]] = frozenset()
+) -> str:
     """The tables as static HTML (report.html's "Disambiguation" section body)."""
     if frame.empty:
         return (
@@ -138,7 +160,7 @@ def to_html(frame: pd.DataFrame, digits: int = 3) -> str:
         )
     parts = [f"<p>{html.escape(EXPLANATION)}</p>"]
     for measure in MEASURES:
-        table = grid(frame, measure, digits)
+        table = grid(frame, measure, digits, declined)
         methods = table.methods
         if not methods:
             continue

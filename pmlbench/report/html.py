@@ -133,7 +133,9 @@ def render_html(
             ("pairwise-section", "Pairwise", _section("pairwise-section", "Pairwise", "", body))
         )
     if report.disambiguation is not None:
-        body = disambiguation_tables.to_html(report.disambiguation, report.options.digits)
+        body = disambiguation_tables.to_html(
+            report.disambiguation, report.options.digits, report.declined
+        )
         sections.append(
             (
                 "disambiguation-section",

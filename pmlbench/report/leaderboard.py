@@ -4,10 +4,15 @@
 beside the report. It is another rendering of the same :class:`~pmlbench.report.model.Report`
 (Table 2's means, the Friedman tests and critical-difference diagrams, the pairwise
 Wilcoxon-Holm tests, the disambiguation measures, the units that did not finish, the
-provenance of the records). One statistic is its own: the reference's win/tie/loss per PML
-dataset uses ``ReportOptions.leaderboard_test``, by default the corrected resampled t-test
-(Nadeau & Bengio 2003: the 50/50 splits' training sets overlap, so the paper's plain paired
-t-test, which Table 3 keeps, is too liberal). Per metric it shows PML dataset x method mean ±
+provenance of the records). What it claims beyond them is computed by
+:mod:`pmlbench.report.claims`: the two rank pools (all methods over the datasets they all
+have; the methods that cover every dataset over all of them) and each method's coverage, the
+Bayesian signed-rank tests of the reference and the control that alone support a claim of
+equivalence, and the reference's win/tie/loss: per PML dataset with
+``ReportOptions.leaderboard_test``, by default the corrected resampled t-test (Nadeau &
+Bengio 2003: the 50/50 splits' training sets overlap, so the paper's plain paired t-test,
+which Table 3 keeps, is too liberal), Holm-corrected within each method pair and metric, and
+counted once per dataset. Per metric it shows PML dataset x method mean ±
 std with the best of each row in bold, "n/a" where the method refused the dataset
 (:class:`pmlbench.errors.NotApplicable`) and "–" where there is no result; average ranks with
 the Friedman test and the diagram (SVG in a folder named after the page, linked relatively);
@@ -28,17 +33,23 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from pmlbench.core.atomic import atomic_write_text
+from pmlbench.report import claims as claims_module
 from pmlbench.report import disambiguation, findings, pairwise, plots, table2, wtl_table
+from pmlbench.report.across import block_means
+from pmlbench.report.claims import ALL_METHODS, CONTROL, FULL_COVERAGE, Claims, DatasetWtl, Pool
 from pmlbench.report.figures import cd_figures, posthoc_name
 from pmlbench.report.model import Report
 from pmlbench.report.provenance import NOT_RECORDED, provenance
 from pmlbench.report.render import arrow, markdown_escape, markdown_table, metric_name
 from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE
 from pmlbench.runner.status import Status
-from pmlbench.stats.wtl import Comparisons, compare_with_reference, win_tie_loss
+from pmlbench.stats.bayesian import DEFAULT_PRIOR_STRENGTH, DEFAULT_SAMPLES
+from pmlbench.stats.ranks import TIE_TOLERANCE
+from pmlbench.stats.wtl import DATASET_RULE
 
 NOT_APPLICABLE = table2.NOT_APPLICABLE
 NO_RESULT = table2.MISSING
@@ -118,16 +129,17 @@ def _ranks_text(report: Report, metric: str, figure: str | None) -> str:
             f"; left out, where some method has no result: {len(r.dropped_blocks)} PML "
             "datasets (" + ", ".join(f"{d} ({lv})" for d, lv in r.dropped_blocks) + ")"
         )
+    named = ": " + ", ".join(markdown_escape(b) for b in r.ranked) if r.ranked else ""
     if r.blocks == "dataset":
         blocks = (
             f"the {f.n_blocks} datasets where every ranked method has a result (N = "
-            f"{f.n_blocks}; one block per dataset: the mean over its noise levels and splits"
-            f"{left_out})"
+            f"{f.n_blocks}{named}; one block per dataset: the mean over its noise levels and "
+            f"splits{left_out})"
         )
     else:
         blocks = (
             f"the {f.n_blocks} PML datasets (dataset x noise level) where every ranked method "
-            f"has a result (N = {f.n_blocks}{left_out})"
+            f"has a result (N = {f.n_blocks}{named}{left_out})"
         )
     parts = [
         f"Average ranks over {blocks}; 1 = best, ties share the average rank. Omnibus test: "
@@ -153,47 +165,78 @@ def _ranks_text(report: Report, metric: str, figure: str | None) -> str:
     return "".join(parts)
 
 
-def leaderboard_comparisons(report: Report) -> tuple[Comparisons, pd.DataFrame] | None:
-    """The reference's per-PML-dataset tests with the leaderboard's test
-    (``ReportOptions.leaderboard_test``) and their win/tie/loss counts; the report's own
-    when it used the same test."""
-    if report.comparisons is None or report.wtl is None:
-        return None
-    options = report.options
-    if options.leaderboard_test == report.comparisons.test:
-        return report.comparisons, report.wtl
-    p = report.prepared
-    comparisons = compare_with_reference(
-        p.records,
-        report.comparisons.reference,
-        p.directions,
-        test=options.leaderboard_test,
-        alpha=options.alpha,
-        correction=options.correction,
-        baselines=[m for m in p.methods if m != report.comparisons.reference],
+def _pool_ranks_text(report: Report, pool: Pool) -> str:
+    """One pool's average ranks, per metric (1 = best), methods by their mean rank over
+    the metrics."""
+    metrics = [m for m in report.prepared.metrics if m in pool.ranks]
+
+    def rank(method: str, metric: str) -> float | None:
+        result = pool.ranks[metric]
+        if method not in result.methods:
+            return None
+        return float(result.average_ranks[result.methods.index(method)])
+
+    def mean_rank(method: str) -> float:
+        values = [v for v in (rank(method, m) for m in metrics) if v is not None]
+        return sum(values) / len(values) if values else float("inf")
+
+    ordered = sorted(pool.methods, key=lambda m: (mean_rank(m), m))
+    rows = [
+        [markdown_escape(method)]
+        + [NO_RESULT if (v := rank(method, m)) is None else f"{v:.2f}" for m in metrics]
+        for method in ordered
+    ]
+    names = pool.datasets()
+    n = pool.ranks[metrics[0]].n_blocks
+    unit = "datasets" if report.options.blocks == "dataset" else "PML datasets"
+    if pool.name == ALL_METHODS:
+        what = (
+            f"**{ALL_METHODS}**: the {len(pool.methods)} methods, per metric over the N {unit} "
+            "where every one of them has a result"
+        )
+    else:
+        what = (
+            f"**{FULL_COVERAGE}**: the {len(pool.methods)} methods with a result on every "
+            f"dataset, over all N = {n} {unit}"
+        )
+    what += (
+        f": {', '.join(markdown_escape(d) for d in names)}"
+        if names is not None
+        else " (named in each metric's section)"
     )
-    return comparisons, win_tie_loss(comparisons.comparisons, p.metrics)
+    header = [
+        "method",
+        *[f"{metric_name(m)} (N = {pool.ranks[m].n_blocks})" for m in metrics],
+    ]
+    return what + ".\n\n" + markdown_table(header, rows, ["l"] + ["r"] * len(metrics))
 
 
-def _wtl_text(
-    report: Report, metric: str | None, tested: tuple[Comparisons, pd.DataFrame] | None
-) -> str:
-    """The reference's win/tie/loss: one metric's row, or every metric and the total."""
+def _wtl_text(report: Report, metric: str | None, tested: DatasetWtl | None) -> str:
+    """The reference's win/tie/loss counted over datasets, with the PML datasets beside:
+    one metric's row, or every metric and the total."""
     if tested is None:
         return ""
-    comparisons, all_wtl = tested
-    wtl = all_wtl if metric is None else all_wtl[all_wtl["metric"] == metric]
+    wtl = tested.counts if metric is None else tested.counts[tested.counts["metric"] == metric]
     if wtl.empty:
         return ""
-    table = wtl_table.grid(wtl)
-    baselines, reference = table.baselines, comparisons.reference
+    table, levels = wtl_table.grid(wtl), wtl_table.grid(tested.levels)
+    baselines, reference = table.baselines, tested.comparisons.reference
     rows = [
-        [wtl_table.metric_label(m), *[table.text(b, m) for b in baselines]] for m in table.metrics
+        [
+            wtl_table.metric_label(m),
+            *[f"{table.text(b, m)} ({levels.text(b, m)})" for b in baselines],
+        ]
+        for m in table.metrics
     ]
     return (
-        f"Win/tie/loss of {reference} against each method over the PML datasets both have "
-        f"({wtl_table.describe_test(comparisons)}): a win means {reference} is "
-        "significantly better in the metric's direction.\n\n"
+        f"Win/tie/loss of {reference} against each method, each dataset counted once. Per "
+        f"PML dataset (dataset x noise level): "
+        f"{wtl_table.describe_test(tested.comparisons)}; a win means {reference} is "
+        f"significantly better in the metric's direction. Then {DATASET_RULE}. Cells: "
+        "datasets won/tied/lost, and in parentheses the PML datasets (noise levels) "
+        "won/tied/lost"
+        + ("; total: the sum over the metrics" if metric is None else "")
+        + ".\n\n"
         + markdown_table([f"{reference} vs", *baselines], rows, ["l"] + ["r"] * len(baselines))
     )
 
@@ -215,7 +258,7 @@ def _pairwise_text(report: Report, metric: str) -> str:
     )
 
 
-def _tests_text(report: Report, tested: tuple[Comparisons, pd.DataFrame] | None) -> str:
+def _tests_text(report: Report, claims: Claims) -> str:
     """The tests the page uses, by name."""
     blocks = pairwise.BLOCK_LABELS[report.options.blocks]
     alpha = report.options.alpha
@@ -224,21 +267,41 @@ def _tests_text(report: Report, tested: tuple[Comparisons, pd.DataFrame] | None)
         f"over datasets (exact for N <= 50) with Holm's correction over all pairs of a "
         f"metric, alpha {alpha:g}; one block per {blocks}; a pair uses every dataset both "
         "methods have (the matrices below, pairwise.csv beside the report).",
-        "- Critical-difference diagrams: methods at their average rank, bars from "
-        f"{posthoc_name(report.options.posthoc)}.",
+        f"- Means are compared with a tolerance: two means that agree to {TIE_TOLERANCE:g} "
+        "(relative to max(1, |mean|)) are the same result, so equal error counts tie in the "
+        "ranks, the Friedman test and the pairwise tests whatever the order of their "
+        "additions.",
+        "- Critical-difference diagrams: methods at their average rank; a bar joins the "
+        "methods at the ranks it spans, no two of which differ significantly ("
+        f"{posthoc_name(report.options.posthoc)}).",
         "- Omnibus: the Friedman test with the Iman-Davenport F over the datasets where every "
-        "method has a result (N stated per metric).",
+        "method has a result (N and the datasets stated per metric); the average ranks are "
+        "also given for the methods with full coverage, over every dataset.",
     ]
-    if tested is not None:
+    if claims.wtl is not None:
+        comparisons = claims.wtl.comparisons
         lines.append(
-            f"- Per PML dataset, {tested[0].reference} against each method: "
-            f"{wtl_table.describe_test(tested[0])}"
+            f"- Per PML dataset, {comparisons.reference} against each method: "
+            f"{wtl_table.describe_test(comparisons)}"
             + (
                 " (Nadeau & Bengio 2003: the training sets of the 50/50 splits overlap; the "
-                "paper's Table 3 in the report keeps the plain paired t-test)."
-                if tested[0].test == "corrected"
-                else "."
+                "paper's Table 3 in the report keeps the plain paired t-test)"
+                if comparisons.test == "corrected"
+                else ""
             )
+            + f"; win/tie/loss counts each dataset once: {DATASET_RULE}."
+        )
+    if not claims.bayes.empty:
+        unit = "dataset" if report.options.blocks == "dataset" else "PML dataset"
+        lines.append(
+            f"- Bayesian signed-rank test over datasets (Benavoli et al., JMLR 2017) of "
+            f"{' and '.join(dict.fromkeys(claims.bayes['reference']))} against every other "
+            f"method: one value per {unit} both have, region of practical equivalence (ROPE) "
+            f"±{float(claims.bayes['rope'].iloc[0]):g} on the metric's scale (--rope), prior "
+            f"strength {DEFAULT_PRIOR_STRENGTH:g} at a zero difference, {DEFAULT_SAMPLES:,} "
+            f"Monte Carlo draws (seed 0); a conclusion needs posterior probability >= "
+            f"{claims.threshold:g}. Only this test supports a claim that two methods are "
+            "equivalent."
         )
     if report.bayes is not None:
         hierarchical = (
@@ -248,16 +311,132 @@ def _tests_text(report: Report, tested: tuple[Comparisons, pd.DataFrame] | None)
             else "; the hierarchical Bayesian model was not computed (add --hierarchical)"
         )
         lines.append(
-            f"- Bayesian: {report.bayes.reference} against each method with a ROPE of "
-            f"±{report.bayes.rope:g} on the metric's scale (report's bayes.md){hierarchical}."
+            f"- Bayesian per PML dataset: {report.bayes.reference} against each method with a "
+            f"ROPE of ±{report.bayes.rope:g} on the metric's scale (report's bayes.md)"
+            f"{hierarchical}."
         )
     else:
         lines.append(
-            "- Bayesian comparisons (correlated Bayesian t-test, Bayesian signed-rank and the "
-            "hierarchical Bayesian model): not computed for this page (pmlbench report "
-            "--bayesian)."
+            "- Bayesian comparisons per PML dataset (correlated Bayesian t-test) and the "
+            "hierarchical Bayesian model: not computed for this page (pmlbench report "
+            "--bayesian, --hierarchical)."
         )
     return "\n".join(lines) + "\n"
+
+
+def _coverage_text(
+    report: Report, blocks: list[tuple[str, str]], methods: list[str], claims: Claims
+) -> str:
+    """Per method: the datasets with results, those declined up front and why, and the rank
+    pools it is in."""
+    frame = claims_module.coverage(report, blocks, methods)
+    if frame.empty:
+        return ""
+    pools = {pool.name: set(pool.methods) for pool in claims.pools}
+    missing = any(len(m) for m in frame["missing"])
+    frame = frame.assign(_order=-frame["blocks_done"]).sort_values(
+        ["_order", "method"], kind="stable"
+    )
+    rows = []
+    for r in frame.itertuples(index=False):
+        caps = ", ".join(f"`{c}`" for c in r.caps)
+        why = (
+            (f"budget cap {caps}" if caps else "; ".join(markdown_escape(x) for x in r.reasons))
+            if r.declined
+            else ""
+        )
+        row = [
+            markdown_escape(r.method),
+            f"{r.datasets_done} of {r.datasets}",
+            f"{r.blocks_done} of {r.blocks}",
+            ", ".join(markdown_escape(d) for d in r.declined) or "none",
+            why,
+        ]
+        if missing:
+            row.append(", ".join(markdown_escape(d) for d in r.missing) or "none")
+        row.append(", ".join(name for name, members in pools.items() if r.method in members))
+        rows.append(row)
+    header = ["method", "datasets with results", "PML datasets with results", "declined (n/a)"]
+    header += ["why declined", *(["no result"] if missing else []), "rank pools"]
+    return (
+        "Which datasets each method has results on (a dataset counts when every one of its "
+        "noise levels has a result), which it declined up front (n/a; a dataset named alone: "
+        "all its noise levels) and the option of the budget cap that declined them (the "
+        "reasons in full under [Not applicable](#not-applicable)), and the rank pools it is "
+        "in.\n\n"
+        + markdown_table(header, rows, ["l", "r", "r", "l", "l", *(["l"] if missing else []), "l"])
+    )
+
+
+def _metric_scale(report: Report, metrics: list[str]) -> str:
+    """Per metric, the median over datasets and methods of the dataset means (the blocks of
+    the tests across datasets), e.g. "subset accuracy 0.21, Hamming loss 0.045"."""
+    parts = []
+    for metric in metrics:
+        table = block_means(report.prepared, metric)
+        if report.options.blocks == "dataset":
+            table = table.groupby(level="dataset", sort=True).mean()
+        values = table.to_numpy().ravel()
+        values = values[np.isfinite(values)]
+        if len(values):
+            parts.append(f"{metric_name(metric)} {float(np.median(values)):.2g}")
+    return ", ".join(parts)
+
+
+def _bayes_text(report: Report, claims: Claims) -> str:
+    """The Bayesian signed-rank tests of the reference and the control: P(left better),
+    P(practically equivalent) and P(right better) per method and metric."""
+    frame = claims.bayes
+    if frame.empty:
+        return ""
+    threshold = claims.threshold
+    metrics = [m for m in report.prepared.metrics if m in set(frame["metric"])]
+    parts = [
+        "P(left better) / P(practically equivalent) / P(right better) from the Bayesian "
+        f"signed-rank test over datasets, ROPE ±{float(frame['rope'].iloc[0]):g} on the "
+        "metric's scale, in the metric's direction; left: the method the table is about, "
+        f"right: the row's method. In bold a probability >= {threshold:g}, the test's "
+        "conclusion (better, practically equivalent or worse); otherwise it is undecided. "
+        "datasets: the datasets both methods have."
+    ]
+    scale = _metric_scale(report, metrics)
+    if scale:
+        parts.append(
+            f" The ROPE has the same width on every metric; for scale, the median dataset mean "
+            f"over all methods is {scale}: where these are small, ±"
+            f"{float(frame['rope'].iloc[0]):g} is a wide region."
+        )
+    parts.append("\n")
+
+    def cell(r) -> str:
+        values = (r.p_reference_better, r.p_equivalent, r.p_baseline_better)
+        texts = ["–" if not np.isfinite(v) else f"{v:.3f}" for v in values]
+        return " / ".join(
+            f"**{t}**" if np.isfinite(v) and v >= threshold else t
+            for t, v in zip(texts, values, strict=True)
+        )
+
+    for reference in dict.fromkeys(frame["reference"]):
+        mine = frame[frame["reference"] == reference]
+        rows = []
+        for baseline in dict.fromkeys(mine["baseline"]):
+            cells = {r.metric: r for r in mine[mine["baseline"] == baseline].itertuples()}
+            sizes = sorted({int(r.n_datasets) for r in cells.values()})
+            size = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+            rows.append(
+                [markdown_escape(baseline), size]
+                + [cell(cells[m]) if m in cells else "–" for m in metrics]
+            )
+        title = f"{reference} (the control)" if reference == CONTROL else f"{reference}"
+        parts.append(
+            f"\n**{markdown_escape(title)}** (left) against each method (right):\n\n"
+            + markdown_table(
+                [f"{reference} vs", "datasets", *[metric_name(m) for m in metrics]],
+                rows,
+                ["l", "r"] + ["r"] * len(metrics),
+            )
+        )
+    return "".join(parts)
 
 
 def _provenance_text(report: Report, command: Sequence[str]) -> str:
@@ -301,7 +480,7 @@ def _provenance_text(report: Report, command: Sequence[str]) -> str:
 
 
 def _overview(
-    report: Report, methods: list[str], tested: tuple[Comparisons, pd.DataFrame] | None
+    report: Report, blocks: list[tuple[str, str]], methods: list[str], claims: Claims
 ) -> str:
     p = report.prepared
     parts = [
@@ -313,51 +492,32 @@ def _overview(
         f"[Not applicable](#not-applicable)); {NO_RESULT}: no result (see "
         "[Missing and failed units](#missing-and-failed-units)).\n",
     ]
-    found = findings.findings_markdown(report)
+    found = findings.findings_markdown(report, claims)
     if found:
         parts.append("\n### What the numbers say\n\n" + found)
+    coverage = _coverage_text(report, blocks, methods, claims)
+    if coverage:
+        parts.append("\n### Coverage\n\n" + coverage)
     parts.append(_machine_dependent_text(methods))
-    parts.append("\n### Tests\n\n" + _tests_text(report, tested))
-    if report.ranks:
-        ranked = list(dict.fromkeys(m for r in report.ranks.values() for m in r.friedman.methods))
-
-        def mean_rank(method: str) -> float:
-            values = [
-                r.friedman.average_ranks[r.friedman.methods.index(method)]
-                for r in report.ranks.values()
-                if method in r.friedman.methods
-            ]
-            return sum(values) / len(values)
-
-        ranked.sort(key=lambda m: (mean_rank(m), m))
-        rows = []
-        for method in ranked:
-            row = [method]
-            for metric in p.metrics:
-                r = report.ranks.get(metric)
-                if r is None or method not in r.friedman.methods:
-                    row.append(NO_RESULT)
-                    continue
-                row.append(f"{r.friedman.average_ranks[r.friedman.methods.index(method)]:.2f}")
-            rows.append(row)
+    parts.append("\n### Tests\n\n" + _tests_text(report, claims))
+    if claims.pools:
         parts.append(
-            "\n### Average ranks\n\nPer metric, over the N datasets where every ranked "
-            "method has a result (1 = best; details in each metric's section); methods "
-            "sorted by their mean rank over the metrics:\n\n"
-            + markdown_table(
-                [
-                    "method",
-                    *[
-                        f"{metric_name(m)} (N = {report.ranks[m].friedman.n_blocks})"
-                        if m in report.ranks
-                        else metric_name(m)
-                        for m in p.metrics
-                    ],
-                ],
-                rows,
-                ["l"] + ["r"] * len(p.metrics),
-            )
+            "\n### Average ranks\n\nPer metric (1 = best; details in each metric's "
+            "section), in "
+            + ("two pools" if len(claims.pools) > 1 else "one pool")
+            + "; methods sorted by their mean rank over the metrics.\n"
         )
+        parts += ["\n" + _pool_ranks_text(report, pool) for pool in claims.pools]
+        if len(claims.pools) == 1:
+            parts.append(
+                "\nNo second pool: "
+                + (
+                    "every method has a result on every dataset."
+                    if set(claims_module.full_coverage_methods(report)) == set(p.methods)
+                    else "fewer than two methods have a result on every dataset."
+                )
+                + "\n"
+            )
     if report.hierarchical is not None and report.bayes is not None and len(report.hierarchical):
         from pmlbench.report import hierarchical
 
@@ -365,7 +525,10 @@ def _overview(
             report.hierarchical, report.bayes.reference, report.bayes.threshold
         )
         parts.append("\n### Hierarchical Bayesian comparison\n\n" + text.split("\n\n", 1)[1])
-    wtl = _wtl_text(report, None, tested)
+    bayes = _bayes_text(report, claims)
+    if bayes:
+        parts.append("\n### Bayesian signed-rank tests\n\n" + bayes)
+    wtl = _wtl_text(report, None, claims.wtl)
     if wtl:
         parts.append("\n### Win/tie/loss\n\n" + wtl)
     else:
@@ -384,7 +547,9 @@ def _disambiguation_text(report: Report) -> str:
         )
     parts = [disambiguation.EXPLANATION + "\n"]
     for measure in disambiguation.MEASURES:
-        table = disambiguation.measure_markdown(frame, measure, report.options.digits)
+        table = disambiguation.measure_markdown(
+            frame, measure, report.options.digits, report.declined
+        )
         if table:
             parts.append(f"\n### {disambiguation.NAMES[measure]}\n\n{table}")
     return "".join(parts)
@@ -524,7 +689,7 @@ def leaderboard_markdown(
     p = report.prepared
     unfinished = unfinished_units(report)
     blocks, methods = _axes(report, unfinished)
-    tested = leaderboard_comparisons(report)
+    claims = claims_module.compute_claims(report)
     parts = [
         "# PML benchmark leaderboard\n\n",
         GENERATED_NOTE + "\n\n",
@@ -534,7 +699,7 @@ def leaderboard_markdown(
     parts += [
         _provenance_text(report, command),
         "\n## Overview\n\n",
-        _overview(report, methods, tested),
+        _overview(report, blocks, methods, claims),
     ]
     for metric in p.metrics:
         higher = p.directions[metric]
@@ -545,7 +710,7 @@ def leaderboard_markdown(
             "\n",
             _ranks_text(report, metric, figures.get(metric)),
         ]
-        wtl = _wtl_text(report, metric, tested)
+        wtl = _wtl_text(report, metric, claims.wtl)
         if wtl:
             parts += ["\n", wtl]
         matrix = _pairwise_text(report, metric)

@@ -139,8 +139,17 @@ def cd_diagram(
     for g, group in enumerate(groups):
         y = -(0.2 + bar_gap * g)
         xs = [position[m] for m in group]
+        # a bar speaks for every method under it: its square ends stop short of the
+        # nearest method outside the group (a third of the way to it at most)
+        outside = [position[m] for m in names if m not in group]
+        pad_left = min([0.1, *[(min(xs) - x) / 3 for x in outside if x < min(xs)]])
+        pad_right = min([0.1, *[(x - max(xs)) / 3 for x in outside if x > max(xs)]])
         ax.plot(
-            [min(xs) - 0.03, max(xs) + 0.03], [y, y], color="black", lw=3.5, solid_capstyle="round"
+            [min(xs) - pad_left, max(xs) + pad_right],
+            [y, y],
+            color="black",
+            lw=3.5,
+            solid_capstyle="butt",
         )
     for side, members in (("left", left), ("right", right)):
         for row, i in enumerate(members):

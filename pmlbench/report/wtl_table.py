@@ -33,7 +33,9 @@ def describe_test(comparisons: Comparisons) -> str:
     text = (
         f"two-sided {TEST_NAMES[comparisons.test]} over matched splits, alpha {comparisons.alpha:g}"
     )
-    if comparisons.correction == "holm":
+    if comparisons.correction == "holm" and comparisons.family == "pair":
+        text += ", Holm-corrected within each method pair and metric over its PML datasets"
+    elif comparisons.correction == "holm":
         text += (
             f", Holm-corrected over {int(comparisons.comparisons['pvalue'].notna().sum())} tests"
         )

@@ -25,7 +25,7 @@ from scipy import stats
 
 from pmlbench.errors import PmlbenchError
 from pmlbench.stats.multiple import adjust_pvalues
-from pmlbench.stats.ranks import rank_within_blocks
+from pmlbench.stats.ranks import merge_near_ties, rank_within_blocks
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,9 @@ def friedman_test(values, higher_is_better: bool, methods) -> FriedmanResult:
     """Friedman test of ``values`` (blocks x methods, one mean per block and method).
 
     Tied values of a block share their average rank and the statistic is corrected for
-    them (see :class:`FriedmanResult`).
+    them (see :class:`FriedmanResult`); values that agree to
+    :data:`~pmlbench.stats.ranks.TIE_TOLERANCE` are tied (a mean's last bits depend on the
+    order of its additions).
     """
     values = np.asarray(values, dtype=np.float64)
     n, k = values.shape if values.ndim == 2 else (0, 0)
@@ -99,6 +101,7 @@ def friedman_test(values, higher_is_better: bool, methods) -> FriedmanResult:
         raise PmlbenchError(
             f"the Friedman test needs at least 2 methods and 2 datasets, got {k} and {n}"
         )
+    values = merge_near_ties(values)
     ranks = rank_within_blocks(values, higher_is_better).mean(axis=0)
     return friedman_from_ranks(ranks, n, methods, ties=tie_sum(values))
 
@@ -218,22 +221,49 @@ def control_posthoc(result: FriedmanResult, control: str, alpha: float = 0.05) -
     return frame
 
 
-def nonsignificant_groups(names, average_ranks, different) -> list[tuple[str, ...]]:
-    """Maximal runs of methods (sorted by rank) with no significant difference inside.
+def nonsignificant_groups(
+    names, average_ranks, different, tolerance: float = 1e-9
+) -> list[tuple[str, ...]]:
+    """The thick bars of a critical-difference diagram: maximal stretches of the rank axis
+    in which no two methods differ significantly.
 
-    ``different(a, b)`` says whether methods a and b differ significantly. These are the
-    thick bars of a critical-difference diagram; runs contained in another run are dropped.
+    ``different(a, b)`` says whether methods a and b differ significantly. A bar is drawn
+    over an interval of average ranks, so it speaks for every method placed inside that
+    interval: methods at the same average rank (within ``tolerance``) enter or leave a bar
+    together, and a bar joins only methods of which no pair differs. Methods that share a
+    rank but differ significantly get no bar through their position. Bars contained in
+    another bar are dropped.
     """
-    order = [names[i] for i in np.argsort(np.asarray(average_ranks), kind="stable")]
+    ranks = np.asarray(average_ranks, dtype=np.float64)
+    order = np.argsort(ranks, kind="stable")
+    # the positions on the axis: methods at (numerically) the same average rank
+    places: list[list[str]] = []
+    previous = None
+    for i in order:
+        if previous is not None and ranks[i] - previous <= tolerance:
+            places[-1].append(names[i])
+        else:
+            places.append([names[i]])
+            previous = ranks[i]
+
+    def clique(members: list[str]) -> bool:
+        return not any(
+            different(members[i], members[j])
+            for i in range(len(members))
+            for j in range(i + 1, len(members))
+        )
+
     groups: list[tuple[str, ...]] = []
-    for start in range(len(order)):
+    for start in range(len(places)):
+        members = list(places[start])
+        if not clique(members):
+            continue
         end = start
-        while end + 1 < len(order) and not any(
-            different(order[i], order[end + 1]) for i in range(start, end + 1)
-        ):
+        while end + 1 < len(places) and clique(members + places[end + 1]):
             end += 1
-        if end > start:
-            group = tuple(order[start : end + 1])
+            members += places[end]
+        if len(members) > 1:
+            group = tuple(members)
             if not any(set(group) <= set(g) for g in groups):
                 groups.append(group)
     return groups

@@ -23,6 +23,7 @@ import pandas as pd
 from pmlbench.errors import PmlbenchError
 from pmlbench.stats.friedman import nonsignificant_groups
 from pmlbench.stats.multiple import adjust_pvalues
+from pmlbench.stats.ranks import merge_near_ties
 from pmlbench.stats.wilcoxon import wilcoxon_signed_rank
 
 PAIRWISE_COLUMNS = [
@@ -50,7 +51,9 @@ def pair_values(
 
     ``values`` is blocks x methods (NaN: no result). With ``group`` (a level of the row
     index, e.g. ``"dataset"``) the common rows are averaged per group first: one value per
-    dataset, the mean over the noise levels both methods have.
+    dataset, the mean over the noise levels both methods have. The two values of a block
+    that agree to :data:`~pmlbench.stats.ranks.TIE_TOLERANCE` are made equal (a mean's last
+    bits depend on the order of its additions).
     """
     pair = values[[a, b]].dropna(how="any")
     if group is not None:
@@ -60,7 +63,8 @@ def pair_values(
                 f"{list(values.index.names)}"
             )
         pair = pair.groupby(level=group, sort=True).mean()
-    return pair[a].to_numpy(dtype=np.float64), pair[b].to_numpy(dtype=np.float64)
+    merged = merge_near_ties(pair[[a, b]].to_numpy(dtype=np.float64))
+    return merged[:, 0], merged[:, 1]
 
 
 def pairwise_wilcoxon(

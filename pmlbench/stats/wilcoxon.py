@@ -15,6 +15,11 @@ Which null distribution gives the p-value (``method="auto"``):
   convolution for any N instead of by enumerating 2^N sign vectors.
 - N > 50: the normal approximation with the tie correction of the variance and no
   continuity correction (scipy's ``method="asymptotic"``).
+
+A difference within :data:`~pmlbench.stats.ranks.TIE_TOLERANCE` of zero (relative to
+max(1, |a|, |b|)) is a zero difference, and absolute differences that agree to that
+tolerance share their rank: means that differ only in the order of their additions are the
+same result (:mod:`pmlbench.stats.ranks`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 from scipy import stats
 
 from pmlbench.errors import PmlbenchError
+from pmlbench.stats.ranks import TIE_TOLERANCE, merge_near_ties
 
 EXACT_MAX_N = 50
 METHODS = ("auto", "exact", "asymptotic")
@@ -84,7 +90,8 @@ def wilcoxon_signed_rank(a, b, higher_is_better: bool, method: str = "auto") -> 
     """Signed-rank test on per-dataset means; zero differences split between both sides.
 
     Demšar recommends splitting the ranks of zero differences evenly (scipy's
-    ``zero_method="zsplit"``) rather than discarding them. ``method``: ``"auto"`` (exact for
+    ``zero_method="zsplit"``) rather than discarding them. Differences are compared with
+    a tolerance (see the module docstring). ``method``: ``"auto"`` (exact for
     N <= 50, see the module docstring), ``"exact"`` or ``"asymptotic"``.
     """
     if method not in METHODS:
@@ -98,6 +105,9 @@ def wilcoxon_signed_rank(a, b, higher_is_better: bool, method: str = "auto") -> 
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise PmlbenchError("the Wilcoxon test got NaN or infinite values; check results.csv")
     d = a - b if higher_is_better else b - a
+    scale = np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+    d = np.where(np.abs(d) <= TIE_TOLERANCE * scale, 0.0, d)
+    d = np.sign(d) * merge_near_ties(np.abs(d))
     n_a, n_b = int(np.sum(d > 0)), int(np.sum(d < 0))
     ranks = stats.rankdata(np.abs(d))
     half_zero = 0.5 * float(ranks[d == 0].sum())

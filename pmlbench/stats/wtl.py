@@ -5,6 +5,11 @@ baseline are paired by (seed, split); a two-sided paired test at ``alpha`` decid
 (the reference is significantly better in the metric's direction), a loss (significantly
 worse) or a tie. Splits only one of the two methods has are returned as ``unmatched`` so
 that they can be reported; they never enter a test.
+
+With Holm's correction the family is every test of the table (``family="table"``) or the
+tests of one baseline and metric over its PML datasets (``family="pair"``).
+:func:`dataset_outcomes` then counts a dataset once, whatever its number of noise levels
+(:data:`DATASET_RULE`), instead of each noise level as independent evidence.
 """
 
 from __future__ import annotations
@@ -29,6 +34,25 @@ BLOCK = ["dataset", "level"]
 PAIR = ["seed", "split"]
 OUTCOMES = ("win", "tie", "loss")
 UNTESTED = "untested"
+# what one family of Holm's correction is: every test of the table, or the tests of one
+# baseline and metric (over its PML datasets)
+FAMILIES = ("table", "pair")
+FAMILY_COLUMNS = {"table": [], "pair": ["baseline", "metric"]}
+DATASET_RULE = (
+    "a dataset is a win when more than half of its tested noise levels are wins and none "
+    "is a loss, a loss when more than half are losses and none is a win, and a tie "
+    "otherwise"
+)
+DATASET_COLUMNS = [
+    "baseline",
+    "metric",
+    "dataset",
+    "levels",
+    "level_win",
+    "level_tie",
+    "level_loss",
+    "outcome",
+]
 COMPARISON_COLUMNS = [
     "baseline",
     "metric",
@@ -67,6 +91,7 @@ class Comparisons:
     test: str
     alpha: float
     correction: str
+    family: str = "table"  # Holm's family (FAMILIES), with correction="holm"
 
 
 def _batched(
@@ -229,21 +254,26 @@ def compare_with_reference(
     alpha: float = 0.05,
     correction: str = "none",
     baselines: list[str] | None = None,
+    family: str = "table",
 ) -> Comparisons:
     """Pair the reference with every other method per PML dataset and metric, and test.
 
     ``records`` is tidy: dataset, level, method, seed, split, metric, value (and n_train,
     n_test for the corrected test), one row per key. ``directions`` maps each metric to
     higher_is_better. With ``correction="holm"`` the p-values of all tests in the table form
-    one family. Comparisons with fewer than two matched splits are ``"untested"``. Beside the
-    test, every comparison carries its effect size (see ``paired.effect_sizes_many``): the
-    ``standard_error`` of the mean difference (the test's t denominator) and ``cohens_d``.
+    one family (``family="table"``), or those of each baseline and metric over its PML
+    datasets one family each (``family="pair"``). Comparisons with fewer than two matched
+    splits are ``"untested"``. Beside the test, every comparison carries its effect size
+    (see ``paired.effect_sizes_many``): the ``standard_error`` of the mean difference (the
+    test's t denominator) and ``cohens_d``.
     ``baselines`` orders (and selects) the methods compared; default: all others.
     """
     if test not in TESTS:
         raise PmlbenchError(f"unknown test {test!r}; use one of {list(TESTS)}")
     if not 0 < alpha < 1:
         raise PmlbenchError(f"alpha must lie in (0, 1), got {alpha}")
+    if family not in FAMILIES:
+        raise PmlbenchError(f"unknown Holm family {family!r}; use one of {list(FAMILIES)}")
     frames, unmatched = [], []
     for pair in paired_groups(records, reference, baselines, sizes=test == "corrected"):
         if pair.unmatched is not None:
@@ -267,10 +297,7 @@ def compare_with_reference(
         if frames
         else pd.DataFrame(columns=COMPARISON_COLUMNS[:-2])
     )
-    tested = comparisons["pvalue"].notna().to_numpy()
-    adjusted = np.full(len(comparisons), np.nan)
-    adjusted[tested] = adjust_pvalues(comparisons["pvalue"].to_numpy()[tested], correction)
-    comparisons["p_adjusted"] = adjusted
+    comparisons["p_adjusted"] = adjust_within(comparisons, correction, family)
     comparisons["outcome"] = [
         outcome(
             PairedTest(
@@ -295,7 +322,63 @@ def compare_with_reference(
         test,
         alpha,
         correction,
+        family,
     )
+
+
+def adjust_within(comparisons: pd.DataFrame, correction: str, family: str) -> np.ndarray:
+    """The adjusted p-value of every comparison (NaN where untested): ``correction`` applied
+    to each family of tested comparisons (:data:`FAMILIES`)."""
+    pvalues = comparisons["pvalue"].to_numpy(dtype=np.float64)
+    adjusted = np.full(len(comparisons), np.nan)
+    tested = ~np.isnan(pvalues)
+    columns = FAMILY_COLUMNS[family]
+    if not columns:
+        adjusted[tested] = adjust_pvalues(pvalues[tested], correction)
+        return adjusted
+    keys = comparisons[columns].astype(str).agg("\x1f".join, axis=1).to_numpy()
+    for key in dict.fromkeys(keys[tested]):
+        rows = np.flatnonzero(tested & (keys == key))
+        adjusted[rows] = adjust_pvalues(pvalues[rows], correction)
+    return adjusted
+
+
+def dataset_outcome(outcomes) -> str:
+    """One dataset's outcome from those of its noise levels (:data:`DATASET_RULE`);
+    untested levels do not count, and a dataset with none tested is untested."""
+    tested = [o for o in outcomes if o in OUTCOMES]
+    if not tested:
+        return UNTESTED
+    wins, losses = tested.count("win"), tested.count("loss")
+    if 2 * wins > len(tested) and losses == 0:
+        return "win"
+    if 2 * losses > len(tested) and wins == 0:
+        return "loss"
+    return "tie"
+
+
+def dataset_outcomes(comparisons: pd.DataFrame) -> pd.DataFrame:
+    """The per-PML-dataset comparisons of :func:`compare_with_reference`, one row per
+    baseline, metric and dataset: its tested noise levels, their wins, ties and losses, and
+    the dataset's outcome (:func:`dataset_outcome`). Columns: :data:`DATASET_COLUMNS`."""
+    rows = []
+    for (baseline, metric, dataset), group in comparisons.groupby(
+        ["baseline", "metric", "dataset"], sort=False
+    ):
+        outcomes = list(group["outcome"])
+        rows.append(
+            {
+                "baseline": baseline,
+                "metric": metric,
+                "dataset": dataset,
+                "levels": sum(o in OUTCOMES for o in outcomes),
+                "level_win": outcomes.count("win"),
+                "level_tie": outcomes.count("tie"),
+                "level_loss": outcomes.count("loss"),
+                "outcome": dataset_outcome(outcomes),
+            }
+        )
+    return pd.DataFrame(rows, columns=DATASET_COLUMNS)
 
 
 def win_tie_loss(comparisons: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:
