@@ -27,7 +27,7 @@ BIPARTITION_DEFAULTS = {
 }
 TUNE_DEFAULTS = {
     "cv": 5,
-    "procedure": "kfold",
+    "procedure": "holdout",
     "scoring": "average_precision",
     "oracle": False,
     "n_jobs": None,
@@ -134,7 +134,7 @@ def test_tune_key_drops_execution_options_and_everything_without_a_grid():
     tuned = {"grid": {"k": [1, 2], "s": None}, **TUNE_DEFAULTS, "n_jobs": 4}
     assert settings.tune_key(tuned) == {
         "cv": 5,
-        "procedure": "kfold",
+        "procedure": "holdout",
         "scoring": "average_precision",
         "oracle": False,
         "grid": {"k": [1, 2]},

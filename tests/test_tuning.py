@@ -21,11 +21,12 @@ from pmlbench.runner.outputs import write_results
 
 
 def make_spec(**tune) -> ExperimentSpec:
+    """A spec tuning ML-kNN; every fold scored (kfold) unless ``procedure`` says otherwise."""
     return ExperimentSpec(
         dataset={"name": "genbase"},
         noise={"name": "uniform"},
         method={"name": "mlknn"},
-        tune=tune,
+        tune={"procedure": "kfold", **tune},
         bipartition={"rule": "method"},
         metrics=["average_precision"],
     )
@@ -211,6 +212,7 @@ def test_chosen_values_are_recorded_per_split(tmp_path, oracle):
         tune={
             "grid": {"k": [2, 8], "s": None},
             "cv": 3,
+            "procedure": "kfold",
             "scoring": "average_precision",
             "oracle": oracle,
         },

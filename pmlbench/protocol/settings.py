@@ -111,7 +111,7 @@ TUNE: dict[str, Setting] = _table(
     Setting("cv", 5, (Interval(int, 2, None),), "inner cross-validation folds"),
     Setting(
         "procedure",
-        "kfold",
+        "holdout",
         (Options(TUNE_PROCEDURES),),
         "`kfold`: score every one of the `cv` folds; `holdout`: fit on (cv-1)/cv of the "
         "training split once and score the remaining part",

@@ -53,7 +53,7 @@ class TuningPlan:
     scoring: Metric
     oracle: bool
     n_jobs: int = 1
-    procedure: str = "kfold"
+    procedure: str = "holdout"
 
     @property
     def n_scored_folds(self) -> int:
