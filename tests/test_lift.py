@@ -15,17 +15,22 @@ from sklearn.metrics import average_precision_score
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import SVC
 
+from pmlbench.datasets.bundled import emotions
 from pmlbench.errors import NotApplicable, PmlbenchError
+from pmlbench.methods import lift as lift_module
 from pmlbench.methods.lift import (
     LIFT,
     PlattLinearSVM,
     cluster_count,
     hinge_svm_newton,
+    kmeans_centres,
     libsvm_permutation,
     platt_newton,
     sigmoid_train,
     smoothed_svm,
 )
+from pmlbench.noise.uniform import uniform_noise
+from pmlbench.testing import check_fit_grid
 
 SOLVERS = ["libsvm", "newton"]
 
@@ -358,3 +363,64 @@ def test_either_solver_refuses_too_many_label_instances_before_any_work(rng):
     LIFT(n_jobs=1, random_state=0, max_label_instances=None).fit(X, Y)
     with pytest.raises(PmlbenchError, match=r"^method\.max_label_instances must be "):
         LIFT(max_label_instances=0).fit(X, Y)
+
+
+# ---------------------------------------------------------------------------------------
+# tuning: the declared grid and fit_grid
+
+
+def noisy_emotions(n: int = 150) -> tuple[np.ndarray, np.ndarray]:
+    """n rows of emotions with uniform candidate noise at rate 1.0: (X, candidates)."""
+    data = emotions()
+    rows = np.sort(np.random.default_rng(0).choice(data.X.shape[0], n, replace=False))
+    return data.X[rows], uniform_noise(data.Y[rows], np.random.default_rng(1), rate=1.0)
+
+
+def test_default_grid_is_the_svm_cost_around_libsvms_default():
+    grid = LIFT.default_tuning_grid
+    assert set(grid) == {"C"} and LIFT().C in grid["C"]
+    assert 3 <= len(grid["C"]) <= 6
+
+
+def test_fit_grid_equals_fits_from_scratch():
+    X, C = noisy_emotions()
+    X_test = emotions().X[:50]
+    model = LIFT(n_jobs=1, random_state=4)
+    points = [{"C": value} for value in LIFT.default_tuning_grid["C"]]
+    assert check_fit_grid(model, X, C, points, X_eval=X_test) == 0.0
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_fit_grid_groups_points_by_their_clusters(rng, solver):
+    """Several ratios and seeds, a rare and a degenerate label: each group is clustered on
+    its own and every point equals its fit from scratch (libsvm only here: on emotions its
+    SMO takes minutes at C = 10)."""
+    X, Y = blobs(rng)
+    mixed = [
+        {"ratio": ratio, "C": cost, "random_state": seed}
+        for ratio in (0.1, 0.3)
+        for cost in (0.1, 10.0)
+        for seed in (1, 2)
+    ]
+    model = LIFT(solver=solver, n_jobs=1)
+    assert check_fit_grid(model, X, Y, mixed, X_eval=rng.normal(size=(10, 6))) == 0.0
+
+
+def test_fit_grid_clusters_once_per_ratio(rng, monkeypatch):
+    X, Y = blobs(rng)
+    calls = []
+
+    def counted(X_side, n_clusters, seed):
+        calls.append(n_clusters)
+        return kmeans_centres(X_side, n_clusters, seed)
+
+    monkeypatch.setattr(lift_module, "kmeans_centres", counted)
+    LIFT(n_jobs=1, random_state=3).fit(X, Y)
+    per_fit = len(calls)
+    calls.clear()
+    points = [{"ratio": ratio, "C": cost} for ratio in (0.1, 0.3) for cost in (0.1, 1.0, 10.0)]
+    fitted = dict(LIFT(n_jobs=1, random_state=3).fit_grid(X, Y, points))
+    assert sorted(fitted) == list(range(len(points)))
+    assert len(calls) == 2 * per_fit  # one clustering per ratio, not per point
+    for index, model in fitted.items():
+        assert (model.ratio, model.C) == (points[index]["ratio"], points[index]["C"])

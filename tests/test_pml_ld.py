@@ -29,13 +29,19 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.special
+from sklearn.model_selection import ParameterGrid
 
+from pmlbench.datasets.bundled import emotions
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods.pml_ld import PMLLD
 from pmlbench.methods.pml_ld import enhancement as E
-from pmlbench.methods.pml_ld.estimator import binaryzation
+from pmlbench.methods.pml_ld import estimator as estimator_module
+from pmlbench.methods.pml_ld.enhancement import enhance
+from pmlbench.methods.pml_ld.estimator import ENHANCEMENT_PARAMETERS, binaryzation
 from pmlbench.methods.pml_ld.msvr import plmsvr
+from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import registry
+from pmlbench.testing import check_fit_grid
 from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pml_ld"
@@ -346,3 +352,53 @@ def test_regenerated_reference_agrees(tmp_path):
     # Octave's own InitW is as sensitive to rounding as pmlbench's: compare loosely
     committed = case("tiny").octave("W_init")
     assert rel(c.F.times_wt(c.octave("W_init")), c.F.times_wt(committed)) < INIT_RTOL
+
+
+# ---------------------------------------------------------------------------------------
+# tuning: the declared grid and fit_grid
+
+
+@cache
+def noisy_emotions(n: int = 100) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """n rows of emotions with uniform candidate noise at rate 1.0: (X, candidates, truth)."""
+    data = emotions()
+    rows = np.random.default_rng(0).choice(data.X.shape[0], n, replace=False)
+    Y = data.Y[rows]
+    return data.X[rows].toarray(), uniform_noise(Y, np.random.default_rng(1), rate=1.0), Y
+
+
+def test_default_grid_is_the_regressors_and_covers_both_author_settings():
+    grid = PMLLD.default_tuning_grid
+    assert set(grid) == {"C1", "C2"}
+    assert set(grid) & set(ENHANCEMENT_PARAMETERS) == set()
+    # main.m's beta1 = 1, beta2 = 50 and PL_LEAF_train.m's C1 = 10, C2 = 1
+    assert {1.0, 10.0} <= set(grid["C1"]) and {1.0, 50.0} <= set(grid["C2"])
+    assert 3 <= len(ParameterGrid(grid)) <= 6
+
+
+def test_fit_grid_equals_fits_from_scratch():
+    X, C, _ = noisy_emotions()
+    X_test = emotions().X[:40].toarray()
+    model = PMLLD(n_groups=10, random_state=5)
+    points = list(ParameterGrid(PMLLD.default_tuning_grid))
+    assert check_fit_grid(model, X, C, points, X_eval=X_test) == 0.0
+    # two stage-1 settings: each group gets its own enhancement
+    mixed = list(ParameterGrid({"lambda1": [0.01, 0.1], "C1": [0.1, 10.0]}))
+    assert check_fit_grid(model, X, C, mixed, X_eval=X_test) == 0.0
+
+
+def test_fit_grid_enhances_once_per_stage1_setting(monkeypatch):
+    X, C, _ = noisy_emotions()
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs["lambda1"])
+        return enhance(*args, **kwargs)
+
+    monkeypatch.setattr(estimator_module, "enhance", counted)
+    points = list(ParameterGrid({"lambda1": [0.01, 0.1], "C1": [0.1, 1.0, 10.0]}))
+    fitted_points = dict(PMLLD(n_groups=10, random_state=5).fit_grid(X, C, points))
+    assert sorted(fitted_points) == list(range(len(points)))
+    assert sorted(calls) == [0.01, 0.1]
+    for index, model in fitted_points.items():
+        assert (model.lambda1, model.C1) == (points[index]["lambda1"], points[index]["C1"])

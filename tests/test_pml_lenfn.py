@@ -22,11 +22,14 @@ import pytest
 import scipy.linalg
 import scipy.sparse as sp
 
+from pmlbench.datasets import bundled
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods import pml_lenfn as M
 from pmlbench.methods.pml_lenfn import PMLLENFN
+from pmlbench.metrics.disambiguation import disambiguation_auc
+from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import registry
-from pmlbench.testing import check_method
+from pmlbench.testing import check_fit_grid, check_method
 from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pml_lenfn"
@@ -481,3 +484,90 @@ def test_regenerated_reference_matches_the_committed_one(tmp_path):
         assert fresh[f"{name}_loss_octave"].size == octave(name, "loss").size
         for part in ("J", "W", "raw"):
             assert relative_error(fresh[f"{name}_{part}_octave"], octave(name, part)) < RTOL
+
+
+# ---------------------------------------------------------------------------------------
+# tuning: the declared grid and fit_grid
+
+
+@cache
+def noisy(name: str, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """n rows of a bundled dataset with uniform candidate noise at rate 1.0:
+    (X, candidates, truth)."""
+    data = getattr(bundled, name)()
+    rows = np.sort(np.random.default_rng(0).choice(data.X.shape[0], n, replace=False))
+    Y = data.Y[rows]
+    return data.X[rows].toarray(), uniform_noise(Y, np.random.default_rng(1), rate=1.0), Y
+
+
+def test_default_grid_is_lambda1_around_the_demo_value():
+    grid = PMLLENFN.default_tuning_grid
+    assert set(grid) == {"lambda1"} and PMLLENFN().lambda1 in grid["lambda1"]
+    assert 3 <= len(grid["lambda1"]) <= 6
+
+
+def test_fit_grid_equals_fits_from_scratch():
+    X, C, _ = noisy("emotions", 150)
+    X_test = bundled.emotions().X[:50].toarray()
+    points = [{"lambda1": value} for value in PMLLENFN.default_tuning_grid["lambda1"]]
+    assert check_fit_grid(PMLLENFN(random_state=3), X, C, points, X_eval=X_test) == 0.0
+    # two enhancement settings and two random starts: each point as a fit from scratch
+    mixed = [
+        {"mu": mu, "lambda1": lam, "random_state": seed}
+        for mu in (0.2, 0.5)
+        for lam in (10.0, 1000.0)
+        for seed in (3, 4)
+    ]
+    assert check_fit_grid(PMLLENFN(), X, C, mixed, X_eval=X_test) == 0.0
+    wide_X, wide_C, wide_test, _ = data("wide")  # the dual form
+    assert check_fit_grid(PMLLENFN(random_state=1), wide_X, wide_C, points, X_eval=wide_test) == 0
+
+
+def test_fit_grid_shares_the_features_and_the_enhancement(monkeypatch):
+    X, C, _ = noisy("emotions", 150)
+    calls = {"basis": 0, "enhance": 0}
+
+    def counting(name, function):
+        def wrapped(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(M, "feature_basis", counting("basis", M.feature_basis))
+    monkeypatch.setattr(M, "enhance_labels", counting("enhance", M.enhance_labels))
+    points = [{"mu": mu, "lambda1": lam} for mu in (0.2, 0.5) for lam in (10.0, 100.0, 1000.0)]
+    fitted_points = dict(PMLLENFN(random_state=3).fit_grid(X, C, points))
+    assert sorted(fitted_points) == list(range(len(points)))
+    assert calls == {"basis": 1, "enhance": 2}
+    for index, model in fitted_points.items():
+        assert (model.mu, model.lambda1) == (points[index]["mu"], points[index]["lambda1"])
+
+
+# ---------------------------------------------------------------------------------------
+# why the enhanced labels rank false candidates first under uniform noise (issue 32)
+
+
+def test_enhanced_labels_rank_rare_candidates_first_on_noisy_yeast():
+    """On yeast with uniform candidate noise the disambiguation AUC of J is far below 0.5,
+    and that is LENF.m's formula, not a sign or a wrong matrix: every near set is the
+    instance alone, so on a candidate J = α + (1 − α − β) + β b with b the share of the
+    far neighbours lacking the label, which ranks the candidates like the rarity of their
+    label; uniform noise makes rare labels mostly false candidates."""
+    X, C, truth = noisy("yeast", 600)
+    model = PMLLENFN(random_state=0).fit(X, C)
+    J = model.disambiguation_scores_
+    assert J is model.enhanced_labels_
+    assert disambiguation_auc(J, C, truth) < 0.35
+    Xs = model._scale(X)
+    enhancement = M.enhance_labels(Xs, C, 0.7, 0.1, 0.2, keep_masks=True)
+    assert np.array_equal(enhancement.J, J)
+    assert (enhancement.n_near == 1).mean() > 0.99  # near sets: the instance itself
+    single = enhancement.n_near == 1
+    far = enhancement.far.astype(float) @ (1.0 - C) / enhancement.n_far[:, None]
+    candidates = (C == 1) & single[:, None]
+    np.testing.assert_allclose(J[candidates], (0.7 + 0.2 + 0.1 * far)[candidates], atol=1e-12)
+    rarity = np.broadcast_to(-C.mean(axis=0), C.shape)
+    assert disambiguation_auc(rarity, C, truth) < 0.35
+    # the same candidates ranked by the model's own training scores are mostly right
+    assert disambiguation_auc(model.decision_function(X), C, truth) > 0.7

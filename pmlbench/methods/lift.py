@@ -31,13 +31,15 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
@@ -63,6 +65,9 @@ MAX_LIBSVM_INSTANCES = 5000
 MAX_LABEL_INSTANCES = 2_000_000
 # libsvm's svm_binary_svc_probability: cross-validation folds of Platt scaling
 PLATT_FOLDS = 5
+# What the clusters (and so the distance features) depend on: fit_grid clusters once per
+# setting of these and trains the SVM of every grid point that shares it on the same features.
+CLUSTERING_PARAMETERS = ("ratio", "random_state")
 DISTANCE_BLOCK_BYTES = 64 * 2**20
 
 
@@ -424,6 +429,15 @@ class LabelModel:
     constant: int | None = None
 
 
+@dataclass(frozen=True)
+class SVMSetting:
+    """What a label's SVM depends on besides its features: the cost, the solver, the tolerance."""
+
+    C: float
+    solver: str = "newton"
+    tol: float = 1e-3
+
+
 def fit_label(
     X,
     y: np.ndarray,
@@ -439,15 +453,31 @@ def fit_label(
     One thread: labels already run in parallel, and sklearn's multi-threaded k-means sums
     its chunks in scheduling order, which would make centres depend on the thread count.
     """
+    settings = [SVMSetting(C, solver, tol)]
+    return fit_label_settings(X, y, ratio, settings, seeds, fallback_centres)[0]
+
+
+def fit_label_settings(
+    X,
+    y: np.ndarray,
+    ratio: float,
+    settings: Sequence[SVMSetting],
+    seeds: np.ndarray,
+    fallback_centres: np.ndarray | None,
+) -> list[LabelModel]:
+    """:func:`fit_label` for several SVM settings at once: the clusters and the distance
+    features (which depend on the ratio and the seeds only) are computed once, then one SVM
+    per setting is trained on them from scratch, exactly as :func:`fit_label` trains it."""
     with threadpool_limits(1):
-        return _fit_label(X, y, ratio, C, seeds, fallback_centres, solver, tol)
+        return _fit_label(X, y, ratio, settings, seeds, fallback_centres)
 
 
-def _fit_label(X, y, ratio, C, seeds, fallback_centres, solver, tol) -> LabelModel:
+def _fit_label(X, y, ratio, settings, seeds, fallback_centres) -> list[LabelModel]:
     positive, negative = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     m = cluster_count(len(positive), len(negative), ratio)
     if m == 0:
-        return LabelModel(centres=fallback_centres, n_positive_centres=0, constant=int(y[0]))
+        constant = LabelModel(centres=fallback_centres, n_positive_centres=0, constant=int(y[0]))
+        return [constant] * len(settings)
     centres = np.vstack(
         [
             kmeans_centres(X[positive], m, int(seeds[0])),
@@ -455,14 +485,29 @@ def _fit_label(X, y, ratio, C, seeds, fallback_centres, solver, tol) -> LabelMod
         ]
     )
     features = euclidean_distances(X, centres)
-    if solver == "newton":
-        svm = platt_newton(features, y, C, tol, int(seeds[2]))
-        return LabelModel(centres=centres, n_positive_centres=m, svm=svm)
+    return [
+        LabelModel(centres=centres, n_positive_centres=m, svm=_train_svm(features, y, s, seeds))
+        for s in settings
+    ]
+
+
+def _train_svm(
+    features: np.ndarray, y: np.ndarray, setting: SVMSetting, seeds: np.ndarray
+) -> SVC | PlattLinearSVM:
+    """The Platt-scaled linear SVM of one label on its distance features."""
+    if setting.solver == "newton":
+        return platt_newton(features, y, setting.C, setting.tol, int(seeds[2]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # probability=True, deprecated in 1.9
-        svm = SVC(kernel="linear", C=C, tol=tol, probability=True, random_state=int(seeds[2]))
+        svm = SVC(
+            kernel="linear",
+            C=setting.C,
+            tol=setting.tol,
+            probability=True,
+            random_state=int(seeds[2]),
+        )
         svm.fit(features, y)
-    return LabelModel(centres=centres, n_positive_centres=m, svm=svm)
+    return svm
 
 
 def positive_probability(svm: SVC | PlattLinearSVM, features: np.ndarray) -> np.ndarray:
@@ -497,6 +542,7 @@ class LIFT(ValidatedParameters, BaseEstimator):
     """
 
     default_bipartition = {"rule": "method"}
+    default_tuning_grid = {"C": [0.1, 1.0, 10.0]}
     parameter_constraints = {
         "ratio": [Interval(float, 0, 1, closed="right")],
         "C": POSITIVE,
@@ -533,12 +579,54 @@ class LIFT(ValidatedParameters, BaseEstimator):
         self._validate_params()
         self._check_cost(X, Y)
         start = time.perf_counter()
+        X, Y, label_seeds, fallback = self._prepare(X, Y)
+        models = self._fit_labels(X, Y, label_seeds, fallback, [self._svm_setting()])
+        self._set_fitted([label[0] for label in models], X.shape[1], start)
+        return self
+
+    def fit_grid(self, X, Y, points: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, LIFT]]:
+        """Every grid point fitted on the same training data (tuning's hook).
+
+        The points are grouped by what the clusters depend on
+        (:data:`CLUSTERING_PARAMETERS`): per group and label the two k-means runs and the
+        distance features are computed once, and the SVM of every point of the group is
+        trained on them from scratch (:func:`fit_label_settings`), so a grid over ``C``
+        costs one clustering per ratio. Each estimator yielded is identical to
+        ``clone(self).set_params(**point).fit(X, Y)``.
+        """
+        models = [clone(self).set_params(**dict(point)) for point in points]
+        for model in models:
+            model._validate_params()
+            model._check_cost(X, Y)
+        groups: dict[tuple, list[int]] = {}
+        for index, model in enumerate(models):
+            key = tuple(model.get_params(deep=False)[name] for name in CLUSTERING_PARAMETERS)
+            groups.setdefault(key, []).append(index)
+        prepared: dict[Any, tuple] = {}
+        for indices in groups.values():
+            start = time.perf_counter()
+            first = models[indices[0]]
+            if first.random_state not in prepared:
+                prepared[first.random_state] = first._prepare(X, Y)
+            X_checked, Y_checked, label_seeds, fallback = prepared[first.random_state]
+            settings = [models[index]._svm_setting() for index in indices]
+            per_label = first._fit_labels(X_checked, Y_checked, label_seeds, fallback, settings)
+            for position, index in enumerate(indices):
+                label_models = [label[position] for label in per_label]
+                models[index]._set_fitted(label_models, X_checked.shape[1], start)
+                yield index, models[index]
+
+    def _svm_setting(self) -> SVMSetting:
+        return SVMSetting(float(self.C), self.solver, float(self.tol))
+
+    def _prepare(self, X, Y) -> tuple:
+        """Checked features and labels, each label's seeds (positive k-means, negative
+        k-means, Platt scaling) and the shared fallback centres of degenerate labels."""
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
         n, q = Y.shape
         if n < 2:
             raise PmlbenchError(f"LIFT needs at least 2 training instances, got {n}")
-        # per label: seeds for positive k-means, negative k-means and Platt scaling
         seeds = np.random.SeedSequence(self.random_state).generate_state(3 * q + 1).reshape(-1)
         label_seeds = seeds[: 3 * q].reshape(q, 3)
         counts = Y.sum(axis=0)
@@ -546,21 +634,26 @@ class LIFT(ValidatedParameters, BaseEstimator):
         if np.any((counts == 0) | (counts == n)):
             with threadpool_limits(1):
                 fallback = kmeans_centres(X, min(FALLBACK_CLUSTERS, n), int(seeds[-1]))
-        models = Parallel(n_jobs=worker_budget(self.n_jobs, "method.n_jobs"))(
-            delayed(fit_label)(
-                X,
-                Y[:, j],
-                float(self.ratio),
-                float(self.C),
-                label_seeds[j],
-                fallback,
-                self.solver,
-                float(self.tol),
-            )
-            for j in range(q)
+        return X, Y, label_seeds, fallback
+
+    def _fit_labels(
+        self,
+        X,
+        Y: np.ndarray,
+        label_seeds: np.ndarray,
+        fallback: np.ndarray | None,
+        settings: list[SVMSetting],
+    ) -> list[list[LabelModel]]:
+        """Per label, its model for each SVM setting (labels in parallel)."""
+        ratio = float(self.ratio)
+        return Parallel(n_jobs=worker_budget(self.n_jobs, "method.n_jobs"))(
+            delayed(fit_label_settings)(X, Y[:, j], ratio, settings, label_seeds[j], fallback)
+            for j in range(Y.shape[1])
         )
+
+    def _set_fitted(self, models: list[LabelModel], n_features: int, start: float) -> None:
         self.models_: list[LabelModel] = list(models)
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = n_features
         centres = [len(mdl.centres) for mdl in self.models_ if mdl.constant is None]
         self.diagnostics_ = {
             "n_constant_labels": int(sum(mdl.constant is not None for mdl in self.models_)),
@@ -572,7 +665,6 @@ class LIFT(ValidatedParameters, BaseEstimator):
             ),
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
-        return self
 
     def _check_cost(self, X, Y) -> None:
         """Refuse, before any work, problems beyond the caps. ``max_label_instances`` is

@@ -42,12 +42,14 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.linalg
 import scipy.special
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
@@ -72,6 +74,10 @@ _BLOCK_ENTRIES = 4_000_000  # distance entries held at once (32 MB of float64)
 # second; measurements in docs/methods/pml_lenfn.md). Admits science (6.4e10), refuses the
 # yeast GO sets (4.5e11-2.6e12), corel16k001 (5.8e11), corel5k, bibtex and delicious.
 MAX_WORK = 2e11
+# Parameters that the scaled features and the W step's eigenbasis depend on, and those the
+# enhanced labels depend on besides (fit_grid computes each once per setting).
+FEATURE_PARAMETERS = ("scale_features", "blas_threads")
+ENHANCEMENT_PARAMETERS = ("alpha", "beta", "mu", "neighbourhood", "enhance_candidates_only")
 
 
 # ---------------------------------------------------------------------------------------
@@ -298,6 +304,42 @@ def _u_step(H: np.ndarray, XW: np.ndarray, lambda3: float) -> np.ndarray:
     return scipy.linalg.pinvh(M, atol=0.0, rtol=k * np.finfo(float).eps) @ rhs
 
 
+@dataclass
+class FeatureBasis:
+    """The eigenbasis of ``XᵀX = Q diag(θ) Qᵀ`` (primal) or of ``XXᵀ`` (dual) that the W step
+    of :func:`train` works in, with ``P`` = ``XQ`` (primal) or ``Q √θ`` (dual): it depends on
+    the features only, so a grid of fits on the same features computes it once."""
+
+    dual: bool
+    theta: np.ndarray
+    Q: np.ndarray
+    P: np.ndarray
+
+
+def feature_basis(X: np.ndarray, form: str = "auto") -> FeatureBasis:
+    """:class:`FeatureBasis` of the features with bias ``X``; ``form`` "auto" takes the dual
+    when there are fewer rows than columns."""
+    n, d = X.shape
+    dual = n < d if form == "auto" else form == "dual"
+    if dual:
+        theta, Q = scipy.linalg.eigh(X @ X.T, check_finite=False, driver="evd")
+        theta = np.clip(theta, 0.0, None)
+        P = Q * np.sqrt(theta)  # X = P Sᵀ with orthonormal S = XᵀQ / √θ
+    else:
+        theta, Q = scipy.linalg.eigh(X.T @ X, check_finite=False, driver="evd")
+        theta = np.clip(theta, 0.0, None)
+        P = X @ Q
+    return FeatureBasis(dual, theta, Q, P)
+
+
+def label_basis(J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ℓ, R)`` with ``(L + Lᵀ)/2 = R diag(ℓ) Rᵀ``, L the label Laplacian of ``J``
+    (:func:`label_laplacian`); it depends on the enhanced labels only."""
+    L = label_laplacian(J)
+    Lsym = 0.5 * (L + L.T)
+    return scipy.linalg.eigh(Lsym, check_finite=False)
+
+
 def train(
     X: np.ndarray,
     J: np.ndarray,
@@ -312,6 +354,8 @@ def train(
     max_iter: int,
     tol: float,
     form: str = "auto",
+    features: FeatureBasis | None = None,
+    labels: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> TrainResult:
     """``PML_train.m`` from the start ``U0`` (k x c), ``V0`` ((d+1) x k) on the features
     with bias ``X`` (n x (d+1)) and the enhanced labels ``J`` (n x c).
@@ -319,22 +363,14 @@ def train(
     The W step solves ``2XᵀX W + W B = Xᵀ(F + J)``, B = λ1 I + λ2 (L + Lᵀ)/2, in the
     eigenbases of ``XᵀX = Q diag(θ) Qᵀ`` (or of ``XXᵀ`` when n < d+1: W = XᵀZ) and
     ``B = R diag(b) Rᵀ``: ``W = Q [(Qᵀ Xᵀ(F + J) R) / (2θ_i + b_j)] Rᵀ``, the unique solution
-    that ``lyap`` computes whenever every ``2θ_i + b_j`` is nonzero.
+    that ``lyap`` computes whenever every ``2θ_i + b_j`` is nonzero. ``features``
+    (:func:`feature_basis` of ``X`` with ``form``) and ``labels`` (:func:`label_basis` of
+    ``J``) may be passed when already computed: they do not depend on the λs.
     """
-    n, d = X.shape
-    L = label_laplacian(J)
-    Lsym = 0.5 * (L + L.T)
-    ell, R = scipy.linalg.eigh(Lsym, check_finite=False)
+    ell, R = label_basis(J) if labels is None else labels
     b = lambda1 + lambda2 * ell
-    dual = n < d if form == "auto" else form == "dual"
-    if dual:
-        theta, Q = scipy.linalg.eigh(X @ X.T, check_finite=False, driver="evd")
-        theta = np.clip(theta, 0.0, None)
-        P = Q * np.sqrt(theta)  # X = P Sᵀ with orthonormal S = XᵀQ / √θ
-    else:
-        theta, Q = scipy.linalg.eigh(X.T @ X, check_finite=False, driver="evd")
-        theta = np.clip(theta, 0.0, None)
-        P = X @ Q
+    basis = feature_basis(X, form) if features is None else features
+    dual, theta, Q, P = basis.dual, basis.theta, basis.Q, basis.P
     denominator = 2.0 * theta[:, None] + b[None, :]
     if not np.all(np.abs(denominator) > 0):
         raise PmlbenchError(
@@ -446,6 +482,7 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
     """
 
     default_bipartition = {"rule": "method"}
+    default_tuning_grid = {"lambda1": [10.0, 100.0, 1000.0]}
     parameter_constraints = {
         "alpha": [Interval(float, 0, 1)],
         "beta": [Interval(float, 0, 1)],
@@ -532,8 +569,8 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
             f"method.max_work={_lift(amount)} (or null) to run it anyway"
         )
 
-    def fit(self, X, Y) -> PMLLENFN:
-        """Scale the features, enhance the candidates (``LENF.m``), train (``PML_train.m``)."""
+    def _check_parameters(self, X, Y) -> None:
+        """Validated parameters and the cost cap, before any work."""
         self._validate_params()
         n = X.shape[0]
         shape: tuple[int, ...] = tuple(getattr(Y, "shape", ()))
@@ -541,21 +578,66 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
         refusal = self._refusal(n, X.shape[1] if len(X.shape) == 2 else 1, n_labels)
         if refusal is not None:
             raise NotApplicable(refusal)
+
+    def fit(self, X, Y) -> PMLLENFN:
+        """Scale the features, enhance the candidates (``LENF.m``), train (``PML_train.m``)."""
+        self._check_parameters(X, Y)
         start = time.perf_counter()
-        X = as_dense(check_features(X), dtype=np.float64)
-        Y = check_label_matrix(Y, what="candidate labels", n_rows=n)
+        X, Y = _checked_data(X, Y)
         with threadpool_limits(self.blas_threads, user_api="blas"):
-            self._fit(X, Y, start)
+            features = self._features(X)
+            enhanced = self._enhanced(features, Y, start)
+            self._train(features, enhanced, Y.shape[1], start)
         return self
 
-    def _fit(self, X: np.ndarray, Y: np.ndarray, start: float) -> None:
-        times: dict[str, float] = {}
+    def fit_grid(self, X, Y, points: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, PMLLENFN]]:
+        """Every grid point fitted on the same training data (tuning's hook).
+
+        Work that depends only on the features (their scaling and the eigenbasis of the W
+        step, :class:`FeatureBasis`) is done once per ``scale_features`` and
+        ``blas_threads``; the label enhancement and the label Laplacian's eigenbasis once per
+        setting of :data:`ENHANCEMENT_PARAMETERS`; only ``PML_train.m``'s iterations run per
+        point (from the point's own random start, as a fit from scratch). Each estimator
+        yielded is identical to ``clone(self).set_params(**point).fit(X, Y)``.
+        """
+        models = [clone(self).set_params(**dict(point)) for point in points]
+        for model in models:
+            model._check_parameters(X, Y)
+        X, Y = _checked_data(X, Y)
+        groups: dict[tuple, list[int]] = {}
+        for index, model in enumerate(models):
+            params = model.get_params(deep=False)
+            key = tuple(params[name] for name in FEATURE_PARAMETERS + ENHANCEMENT_PARAMETERS)
+            groups.setdefault(key, []).append(index)
+        features: dict[tuple, _Features] = {}
+        for key, indices in groups.items():
+            enhanced = None
+            for index in indices:
+                model, start = models[index], time.perf_counter()
+                feature_key = key[: len(FEATURE_PARAMETERS)]
+                with threadpool_limits(model.blas_threads, user_api="blas"):
+                    if feature_key not in features:
+                        features[feature_key] = model._features(X)
+                    if enhanced is None:
+                        enhanced = model._enhanced(features[feature_key], Y, start)
+                    model._train(features[feature_key], enhanced, Y.shape[1], start)
+                yield index, model
+
+    def _features(self, X: np.ndarray) -> _Features:
+        """Stage 1 (``main_PML.m``'s ``mapminmax``) and the W step's eigenbasis."""
+        start = time.perf_counter()
         self.feature_map_ = (
             minmax_map(X.min(axis=0), X.max(axis=0), -1.0, 1.0) if self.scale_features else None
         )
         Xs = self._scale(X)
+        Xb = np.hstack([Xs, np.ones((X.shape[0], 1))])
+        return _Features(self.feature_map_, Xs, Xb, feature_basis(Xb), time.perf_counter() - start)
+
+    def _enhanced(self, features: _Features, Y: np.ndarray, start: float) -> _Enhanced:
+        """Stage 2 (``LENF.m``) and the label Laplacian's eigenbasis."""
+        mark = time.perf_counter()
         enhancement = enhance_labels(
-            Xs,
+            features.Xs,
             Y,
             float(self.alpha),
             float(self.beta),
@@ -563,10 +645,15 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
             neighbourhood=self.neighbourhood,
             candidates_only=bool(self.enhance_candidates_only),
         )
-        times["enhancement"] = time.perf_counter() - start
+        labels = label_basis(enhancement.J)
+        return _Enhanced(enhancement, labels, time.perf_counter() - mark)
+
+    def _train(self, features: _Features, enhanced: _Enhanced, n_labels: int, start: float) -> None:
+        """Stage 3 (``PML_train.m``) from this estimator's random start; sets the fitted
+        attributes."""
         mark = time.perf_counter()
-        Xb = np.hstack([Xs, np.ones((X.shape[0], 1))])
-        U0, V0 = self.initial_values(Xb.shape[1], Y.shape[1])
+        Xb, enhancement = features.Xb, enhanced.enhancement
+        U0, V0 = self.initial_values(Xb.shape[1], n_labels)
         result = train(
             Xb,
             enhancement.J,
@@ -579,13 +666,16 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
             step=float(self.step),
             max_iter=int(self.max_iter),
             tol=float(self.tol),
+            features=features.basis,
+            labels=enhanced.labels,
         )
-        times["train"] = time.perf_counter() - mark
+        train_seconds = time.perf_counter() - mark
+        self.feature_map_ = features.feature_map
         self.W_, self.U_, self.V_ = result.W, result.U, result.V
         self.enhanced_labels_ = enhancement.J
         self.disambiguation_scores_ = enhancement.J
         self.losses_ = np.asarray(result.losses)
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = features.Xs.shape[1]
         iterations = len(result.losses)
         self.diagnostics_ = {
             "iterations": iterations,
@@ -598,7 +688,9 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
             "empty_near": int(np.count_nonzero(enhancement.n_near == 0)),
             "empty_far": int(np.count_nonzero(enhancement.n_far == 0)),
             "sylvester_min_denominator": float(f"{result.min_denominator:.3g}"),
-            **{f"{k}_seconds": round(v, 3) for k, v in times.items()},
+            "features_seconds": round(features.seconds, 3),
+            "enhancement_seconds": round(enhanced.seconds, 3),
+            "train_seconds": round(train_seconds, 3),
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
 
@@ -628,3 +720,29 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
 def _stopped(losses: list[float], model: PMLLENFN) -> bool:
     """Whether the last iteration met the stopping test (it may be the last allowed)."""
     return len(losses) > 5 and (losses[-2] - losses[-1]) / losses[-2] < float(model.tol)
+
+
+def _checked_data(X, Y) -> tuple[np.ndarray, np.ndarray]:
+    """The dense float features and the checked candidate matrix."""
+    X = as_dense(check_features(X), dtype=np.float64)
+    return X, check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
+
+
+@dataclass
+class _Features:
+    """What a fit computes from the features alone (:meth:`PMLLENFN._features`)."""
+
+    feature_map: tuple[np.ndarray, np.ndarray] | None
+    Xs: np.ndarray  # scaled features
+    Xb: np.ndarray  # scaled features and the bias column
+    basis: FeatureBasis
+    seconds: float
+
+
+@dataclass
+class _Enhanced:
+    """The enhanced labels and their Laplacian's eigenbasis (:meth:`PMLLENFN._enhanced`)."""
+
+    enhancement: Enhancement
+    labels: tuple[np.ndarray, np.ndarray]
+    seconds: float

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.special
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
@@ -16,6 +19,7 @@ from pmlbench.errors import NotApplicable
 from pmlbench.methods._constraints import BLAS_THREADS, NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED
 from pmlbench.methods.pml_ld.enhancement import (
     INIT_SOLVERS,
+    Enhancement,
     KernelFeatures,
     enhance,
     graph_laplacian,
@@ -35,6 +39,22 @@ MAX_TRAIN = 2600
 MAX_WORK = 3e8
 # n x n float64 matrices held at the peak of a fit: the kernel and the SVR's system
 PEAK_MATRICES = 2
+# Parameters stage 1 (the label enhancement and everything before it) depends on; the others
+# (the regressor's, predict's threshold, the caps) only affect stage 2.
+ENHANCEMENT_PARAMETERS = (
+    "lambda1",
+    "lambda2",
+    "n_groups",
+    "n_neighbors",
+    "sigma",
+    "kernel_scale",
+    "max_alternations",
+    "manifold_iter",
+    "init_max_iter",
+    "init_solver",
+    "random_state",
+    "blas_threads",
+)
 
 
 def binaryzation(scores: np.ndarray, threshold: float) -> np.ndarray:
@@ -139,6 +159,7 @@ class PMLLD(ValidatedParameters, BaseEstimator):
     """
 
     default_bipartition = {"rule": "method"}
+    default_tuning_grid = {"C1": [0.1, 1.0, 10.0], "C2": [1.0, 50.0]}
     machine_dependent = (
         "InitW's 300 quasi-Newton iterations (init_solver=authors, the authors' routine and "
         "the default) amplify BLAS rounding into changes of the enhanced labels; "
@@ -221,32 +242,64 @@ class PMLLD(ValidatedParameters, BaseEstimator):
         Z0 = [rng.random((n_labels, n_labels)) for _ in range(np.unique(labels).size)]
         return labels, W0, Z0
 
-    def fit(self, X, Y) -> PMLLD:
-        """Enhance the candidate labels and fit the regressor (the two stages of ``main.m``)."""
+    def _check_parameters(self, X, Y) -> None:
+        """Validated parameters and the caps, before any work."""
         self._validate_params()
         n = X.shape[0]
         n_labels = Y.shape[1] if len(getattr(Y, "shape", ())) == 2 else 1
         refusal = refusal_message(n, n_labels, self.max_train, self.max_work)
         if refusal is not None:
             raise NotApplicable(refusal)
+
+    def fit(self, X, Y) -> PMLLD:
+        """Enhance the candidate labels and fit the regressor (the two stages of ``main.m``)."""
+        self._check_parameters(X, Y)
         start = time.perf_counter()
-        X = as_dense(check_features(X), dtype=np.float64)
-        Y = check_label_matrix(Y, what="candidate labels", n_rows=n)
+        X, Y = _checked_data(X, Y)
         with threadpool_limits(self.blas_threads, user_api="blas"):
-            self._fit(X, Y, start)
+            self._regress(self._enhance(X, Y, start), Y, start)
         return self
 
-    def _fit(self, X: np.ndarray, Y: np.ndarray, start: float) -> None:
+    def fit_grid(self, X, Y, points: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, PMLLD]]:
+        """Every grid point fitted on the same training data (tuning's hook).
+
+        Stage 1 (features, graph, kernel and the label enhancement, nearly all of a fit's
+        time) depends only on :data:`ENHANCEMENT_PARAMETERS`: the points are grouped by
+        them, stage 1 is computed once per group (and its n x n kernel freed after it), and
+        the regressor is fitted per point, from scratch as in a fit. Each estimator yielded
+        is identical to ``clone(self).set_params(**point).fit(X, Y)``.
+        """
+        models = [clone(self).set_params(**dict(point)) for point in points]
+        for model in models:
+            model._check_parameters(X, Y)
+        X, Y = _checked_data(X, Y)
+        groups: dict[tuple, list[int]] = {}
+        for index, model in enumerate(models):
+            params = model.get_params(deep=False)
+            key = tuple(params[name] for name in ENHANCEMENT_PARAMETERS)
+            groups.setdefault(key, []).append(index)
+        for indices in groups.values():
+            stage1 = None
+            for index in indices:
+                model, start = models[index], time.perf_counter()
+                with threadpool_limits(model.blas_threads, user_api="blas"):
+                    if stage1 is None:
+                        stage1 = model._enhance(X, Y, start)
+                    model._regress(stage1, Y, start)
+                yield index, model
+
+    def _enhance(self, X: np.ndarray, Y: np.ndarray, start: float) -> _Enhanced:
+        """Stage 1: z-scoring, groups, graph, kernel and the enhanced labels (``AMTrain.m``)."""
         times: dict[str, float] = {}
-        self.mean_, self.scale_ = zscore_fit(X)
-        Xz = (X - self.mean_) / self.scale_
+        mean, scale = zscore_fit(X)
+        Xz = (X - mean) / scale
         labels, W0, Z0 = self.initial_values(Xz, Y.shape[1])
         groups = group_rows(labels)
         D2 = squared_distances(Xz)
         G = graph_laplacian(D2, int(self.n_neighbors), float(self.sigma))
-        self.kernel_width_ = float(self.kernel_scale) * mean_pairwise_distance(D2)
+        kernel_width = float(self.kernel_scale) * mean_pairwise_distance(D2)
         H = D2  # the kernel overwrites the distances: one n x n array
-        H *= -1.0 / (2.0 * self.kernel_width_**2)
+        H *= -1.0 / (2.0 * kernel_width**2)
         np.exp(H, out=H)
         times["graph_kernel"] = time.perf_counter() - start
         mark = time.perf_counter()
@@ -265,25 +318,34 @@ class PMLLD(ValidatedParameters, BaseEstimator):
             init_solver=self.init_solver,
         )
         times["enhancement"] = time.perf_counter() - mark
+        return _Enhanced(mean, scale, Xz, H, kernel_width, len(groups), result, times)
+
+    def _regress(self, stage1: _Enhanced, Y: np.ndarray, start: float) -> None:
+        """Stage 2: the regressor fitted to the softmax of the enhanced labels
+        (``plmsvr.m``); sets the fitted attributes."""
         mark = time.perf_counter()
-        self.label_distributions_ = scipy.special.softmax(result.P, axis=1)
+        result = stage1.result
+        label_distributions = scipy.special.softmax(result.P, axis=1)
         svr = plmsvr(
-            H,
-            self.label_distributions_,
+            stage1.H,
+            label_distributions,
             Y,
             C1=float(self.C1),
             C2=float(self.C2),
             epsilon=float(self.epsilon),
             tol=float(self.svr_tol),
         )
-        times["svr"] = time.perf_counter() - mark
-        self.X_train_ = Xz
+        times = {**stage1.times, "svr": time.perf_counter() - mark}
+        self.mean_, self.scale_ = stage1.mean, stage1.scale
+        self.kernel_width_ = stage1.kernel_width
+        self.label_distributions_ = label_distributions
+        self.X_train_ = stage1.Xz
         self.beta_, self.intercept_ = svr.beta, svr.b
         self.enhanced_labels_ = result.P
         self.W_init_, self.W_ = result.W_init, result.W  # l x (n+1): after InitW, at the end
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = stage1.Xz.shape[1]
         self.diagnostics_ = {
-            "n_groups": len(groups),
+            "n_groups": stage1.n_groups,
             "init_iterations": result.init.iterations,
             "init_message": result.init.message,
             "init_gradient_inf_norm": float(f"{result.init.gradient_inf_norm:.3g}"),
@@ -320,3 +382,23 @@ class PMLLD(ValidatedParameters, BaseEstimator):
         spreads the mass, so more labels are needed to pass the threshold as l grows)."""
         twice = scipy.special.softmax(self.decision_function(X), axis=1)
         return binaryzation(twice, self.threshold)
+
+
+def _checked_data(X, Y) -> tuple[np.ndarray, np.ndarray]:
+    """The dense float features and the checked candidate matrix."""
+    X = as_dense(check_features(X), dtype=np.float64)
+    return X, check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
+
+
+@dataclass
+class _Enhanced:
+    """Stage 1 of a fit (:meth:`PMLLD._enhance`): what the regressor and prediction need."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    Xz: np.ndarray  # z-scored training features
+    H: np.ndarray  # n x n training kernel
+    kernel_width: float
+    n_groups: int
+    result: Enhancement
+    times: dict[str, float]
