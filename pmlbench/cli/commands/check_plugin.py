@@ -105,7 +105,7 @@ def main(argv: list[str]) -> int:
     for kind in kinds:
         try:
             report = _checked(kind, args.name, params or None)
-        except _Ended as exc:
+        except PmlbenchError as exc:  # ended without a report, or refused by the registry
             console.print(
                 Text(
                     escape_control(f"error: {kind} plugin {args.name!r}: {exc}"), style="bold red"
