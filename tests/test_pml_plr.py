@@ -1,6 +1,7 @@
 """PML-PLR against the authors' code run in GNU Octave (committed numbers, no Octave needed),
 stage by stage, plus the linear algebra against numpy/scipy, the explicit rank cutoff under
-1e-15 perturbations, the refusal, parameter checks and the plugin contract.
+1e-15 perturbations, ``mapminmax`` on constant features, the refusal, parameter checks, the
+plugin contract, the declared tuning grid and ``fit_grid`` against fits from scratch.
 
 tests/fixtures/pml_plr/reference.npz holds the inputs, the random draws both sides share and
 Octave's outputs; make_reference.py beside it produced them. Stages compared to 1e-6 relative
@@ -23,12 +24,13 @@ import numpy as np
 import pytest
 import scipy.linalg
 import scipy.sparse as sp
+from sklearn.model_selection import ParameterGrid
 
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods import pml_plr as M
 from pmlbench.methods.pml_plr import MAX_TRAIN, PMLPLR
 from pmlbench.plugins import registry
-from pmlbench.testing import check_method
+from pmlbench.testing import check_fit_grid, check_method
 from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pml_plr"
@@ -147,6 +149,11 @@ def test_end_to_end_matches(name):
 def test_the_cases_cover_what_they_claim():
     genbase = case("genbase")
     assert (genbase.C_train.sum(axis=0) == 0).any()  # a label no training row has: rank(Y) < l
+    # features constant (0) on the training rows, some 1 on a test row: the Octave run got
+    # them unscaled, as mapminmax passes them through
+    constant = M.constant_features(M.minmax_fit(genbase.X_train)[1])
+    assert constant.sum() == 1117 and (genbase.X_test[:, constant] == 1).sum() == 4
+    assert (genbase.Xts[:, constant] == 1).sum() == 4
     assert len(np.unique(genbase.Xs, axis=0)) < len(genbase.Xs)  # duplicate rows
     assert case("emotions").phi.shape[0] == case("emotions").X_train.shape[0] + 1  # h = n + 1
     iterations = {name: fitted(name).diagnostics_["iterations"] for name in CASES}
@@ -304,12 +311,20 @@ def test_pseudo_labels_live_on_the_candidates():
 
 
 def test_min_max_scaling_is_mapminmax():
-    X = np.array([[0.0, 5.0, 3.0], [2.0, 5.0, -1.0], [1.0, 5.0, 1.0]])
+    """``mapminmax``: y = 2(x − xmin)/(xmax − xmin) − 1 per feature with the training rows'
+    range; a feature constant on them, or with a gain 2/range above 1e14, passes through
+    unchanged (gain 1, offset −1: y = (x + 1) − 1), on the test rows too."""
+    X = np.array(
+        [[0.0, 5.0, 3.0, 0.3, 0.0], [2.0, 5.0, -1.0, 0.3 + 1e-16, 0.0], [1.0, 5.0, 1.0, 0.3, 0.0]]
+    )
     low, span = M.minmax_fit(X)
+    assert M.constant_features(span).tolist() == [False, True, False, True, True]
     scaled = M.minmax_apply(X, low, span)
-    np.testing.assert_allclose(scaled, [[-1, 0, 1], [1, 0, -1], [0, 0, 0]])
-    # test rows outside the training range are not clipped; the constant feature stays 0
-    np.testing.assert_allclose(M.minmax_apply(np.array([[4.0, 7.0, 5.0]]), low, span), [[3, 0, 2]])
+    np.testing.assert_allclose(scaled[:, [0, 2]], [[-1, 1], [1, -1], [0, 0]])
+    np.testing.assert_array_equal(scaled[:, [1, 3, 4]], (X[:, [1, 3, 4]] + 1.0) - 1.0)
+    # test rows outside the training range are not clipped; constant features keep their value
+    test = M.minmax_apply(np.array([[4.0, 7.0, 5.0, -2.0, 1.0]]), low, span)
+    np.testing.assert_allclose(test, [[3, 7, 2, -2, 1]])
 
 
 def test_knn_graph_keeps_matlab_order_with_duplicates():
@@ -399,6 +414,76 @@ def test_registered_with_the_demo_defaults():
     assert (model.alpha, model.beta, model.lam, model.ratio) == (0.1, 0.01, 1.0, 0.8)
     assert (model.mu, model.n_neighbors, model.max_iter, model.tol) == (1e3, 5, 40, 1e-4)
     assert (model.updates, model.threshold) == ("code", 0.5)
+
+
+def test_declared_grid_is_lambda_as_the_authors_set_it():
+    """params_settings.m sets λ to 0.01, 0.1, 1 or 10 per dataset; the 0.01 rows are datasets
+    pmlbench lacks or refuses (docs/methods/pml_plr.md, "Tuning grid")."""
+    assert PMLPLR.default_tuning_grid == {"lam": [0.1, 1.0, 10.0]}
+    assert PMLPLR().lam in PMLPLR.default_tuning_grid["lam"]
+
+
+@pytest.mark.parametrize(
+    ("name", "grid"),
+    [
+        ("synth", {"lam": [0.1, 1.0, 10.0]}),
+        ("genbase", {"lam": [0.1, 1.0]}),  # constant features, duplicate rows
+        ("tiny", {"ratio": [0.5, 1.0], "n_neighbors": [3, 5], "beta": [0.01, 0.1]}),
+        ("tiny", {"rtol": [1e-10, 1e-3], "updates": ["code", "objective"], "lam": [0.0, 1.0]}),
+    ],
+)
+def test_fit_grid_is_a_fit_from_scratch_per_point(name, grid):
+    """Bit for bit: the shared parts (scaling, draws, kernel map, distances, graph, φφᵀ, the
+    ridge factorisation, R_Y) are computed as a fit alone computes them, keyed by every
+    parameter they depend on; the iterations run per point."""
+    c = case(name)
+    points = list(ParameterGrid(grid))
+    gap = check_fit_grid(c.model(), c.X_train, c.C_train, points, X_eval=c.X_test, atol=0.0)
+    assert gap == 0.0
+
+
+def test_fit_grid_computes_the_shared_parts_once(monkeypatch):
+    calls: dict[str, int] = {}
+
+    def counting(name: str):
+        function = getattr(M, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return function(*args, **kwargs)
+
+        monkeypatch.setattr(M, name, wrapper)
+
+    for name in ("minmax_fit", "pairwise_squared_distances", "knn_laplacian", "kernel_gram"):
+        counting(name)
+    for name in ("ridge_inverse", "label_qr", "initial_values", "plr_solve", "lambda_free_step"):
+        counting(name)
+    c = case("synth")
+    models = dict(c.model().fit_grid(c.X_train, c.C_train, [{"lam": 0.1}, {"lam": 1.0}]))
+    iterations = [models[i].diagnostics_["iterations"] for i in (0, 1)]
+    assert calls == {
+        "minmax_fit": 1,
+        "initial_values": 1,
+        "pairwise_squared_distances": 1,
+        "knn_laplacian": 1,
+        "kernel_gram": 1,
+        "ridge_inverse": 2,  # one factorisation per λ
+        "label_qr": 1,
+        "plr_solve": 2,
+        "lambda_free_step": sum(iterations) - 1,  # the first iteration's is shared
+    }
+    assert models[0].lam == 0.1 and models[1].lam == 1.0
+    assert models[0].kernel_ is models[1].kernel_
+
+
+def test_fit_grid_without_a_seed_shares_one_draw():
+    """random_state=None: a fit draws anew each time; the grid's points share one draw, so
+    they differ only by their parameters."""
+    c = case("tiny")
+    models = dict(PMLPLR().fit_grid(c.X_train, c.C_train, [{"ratio": 0.5}, {"ratio": 1.0}]))
+    assert np.array_equal(models[0].kernel_.anchors, models[1].kernel_.anchors)
+    first, second = (PMLPLR().fit(c.X_train, c.C_train) for _ in range(2))
+    assert not np.array_equal(first.kernel_.anchors, second.kernel_.anchors)
 
 
 def test_regenerated_reference_agrees(tmp_path):

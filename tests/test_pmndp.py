@@ -1,5 +1,6 @@
 """PMNDP against the authors' code run in GNU Octave (committed numbers, no Octave needed),
-stage by stage; its tie rules under rounding-level perturbations; parameters and caps.
+stage by stage; its tie rules under rounding-level perturbations; parameters and caps; the
+declared tuning grid and ``fit_grid`` against fits from scratch.
 
 tests/fixtures/pmndp/reference.npz holds the inputs and Octave's outputs; the script beside it
 (make_reference.py) produced them and regenerates them. Only the last test runs Octave.
@@ -16,8 +17,10 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import ParameterGrid
 
 from pmlbench.errors import NotApplicable, PmlbenchError
+from pmlbench.methods import pmndp as M
 from pmlbench.methods.pmndp import (
     MATLAB_EPS,
     PMNDP,
@@ -31,7 +34,7 @@ from pmlbench.methods.pmndp import (
     truth_labels,
 )
 from pmlbench.plugins import registry
-from pmlbench.testing import check_method
+from pmlbench.testing import PluginCheckError, check_fit_grid, check_method
 from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pmndp"
@@ -343,6 +346,99 @@ def test_registered_with_the_demo_defaults():
     model = cls()
     got = {key: getattr(model, key) for key in META["params"]}
     assert got == META["params"]
+
+
+def test_declared_grid_is_tar_in_the_authors_range_widened_below():
+    """docs/methods/pmndp.md, "Tuning grid": the authors' 0.1-0.8 with the demo's 0.25 (0.5
+    standing for 0.5-0.8), and 0.05, 0.02 for many labels; every value is allowed."""
+    assert PMNDP.default_tuning_grid == {"tar": [0.02, 0.05, 0.1, 0.25, 0.5]}
+    for tar in PMNDP.default_tuning_grid["tar"]:
+        PMNDP(tar=tar)._validate_params()
+
+
+def test_tar_from_one_half_up_keeps_only_the_top_label():
+    """Why the authors' 0.5, 0.6, 0.7 and 0.8 are one grid point: a row's confidences sum to
+    at most 1, so none but the top one can exceed 0.5."""
+    position = np.random.default_rng(3).normal(size=(400, 7)) ** 3
+    top_only, _, _ = truth_labels(position, 0.5)
+    assert (top_only.sum(axis=1) == 1).all()
+    for tar in (0.6, 0.7, 0.8):
+        assert np.array_equal(truth_labels(position, tar)[0], top_only)
+    assert not np.array_equal(truth_labels(position, 0.25)[0], top_only)
+
+
+@pytest.mark.parametrize(
+    ("name", "grid"),
+    [
+        ("art", {"tar": [0.02, 0.05, 0.1, 0.25, 0.5]}),  # 0.25 and 0.5 propagate the same labels
+        ("binary", {"delta": [0.5, 1.0], "gamma": [0.0, 0.1], "tar": [0.1, 0.25]}),
+        ("synth", {"k": [3, 5], "mu2": [0.5, 1.0], "alpha": [1.0, 4.0]}),
+        ("synth", {"formula": ["code", "intended"], "enaf": [1.0, 10.0], "theta": [0.0, 0.5]}),
+    ],
+)
+def test_fit_grid_is_a_fit_from_scratch_per_point(name, grid):
+    """Bit for bit: every part shared between points is computed as a fit alone computes it,
+    keyed by every parameter it depends on (a key missing one would hand a point another
+    point's graph, H, propagation, step size or stage 2)."""
+    X, C = REFERENCE[f"{name}_X"], REFERENCE[f"{name}_C"]
+    points = list(ParameterGrid(grid))
+    assert check_fit_grid(PMNDP(), X, C, points, atol=0.0) == 0.0
+    if name == "binary":  # sparse features too
+        assert check_fit_grid(PMNDP(), sp.csr_matrix(X), C, points[:2], atol=0.0) == 0.0
+
+
+def test_fit_grid_computes_the_shared_parts_once(monkeypatch):
+    """A grid over tar on art: one instance graph and one feature graph, one Sylvester solve,
+    one factorisation of L + δI, one step size and ridge factorisation, and stage 2 once per
+    distinct set of propagated labels (0.25 and 0.5 give the same on art: four, not five)."""
+    calls: dict[str, int] = {}
+    for name in ("heat_knn_graph", "negative_sylvester", "spectral_norm_symmetric", "pmndp_train"):
+        monkeypatch.setattr(M, name, _counting(calls, name, getattr(M, name)))
+    monkeypatch.setattr(M.spla, "splu", _counting(calls, "splu", M.spla.splu))
+    monkeypatch.setattr(
+        M.scipy.linalg, "cho_factor", _counting(calls, "cho_factor", M.scipy.linalg.cho_factor)
+    )
+    X, C = REFERENCE["art_X"], REFERENCE["art_C"]
+    points = list(ParameterGrid(PMNDP.default_tuning_grid))
+    models = dict(PMNDP().fit_grid(X, C, points))
+    assert sorted(models) == list(range(len(points)))
+    distinct = {m.propagated_labels_.tobytes() for m in models.values()}
+    assert len(distinct) == 4
+    assert calls == {
+        "heat_knn_graph": 2,
+        "negative_sylvester": 1,
+        "splu": 1,
+        "spectral_norm_symmetric": 2,
+        "cho_factor": 1,
+        "pmndp_train": 4,
+    }
+    # the points that share stage 2 get the same W, and their own tar
+    assert models[3].tar == 0.25 and models[4].tar == 0.5
+    assert np.array_equal(models[3].W_, models[4].W_)
+
+
+def _counting(calls: dict, name: str, function):
+    def wrapper(*args, **kwargs):
+        calls[name] = calls.get(name, 0) + 1
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
+def test_fit_grid_checks_each_point():
+    X, C = REFERENCE["binary_X"], REFERENCE["binary_C"]
+    with pytest.raises(PmlbenchError, match="method.k"):
+        list(PMNDP().fit_grid(X, C, [{"k": 5}, {"k": 30}]))  # 30 features: at most 29
+    with pytest.raises(NotApplicable, match="method.max_features=null"):
+        list(PMNDP().fit_grid(X, C, [{"max_features": 29}]))
+
+    # check_fit_grid can fail: a grid fit with another point's parameters is caught
+    class Swapped(PMNDP):
+        def fit_grid(self, X, Y, points):
+            yield from super().fit_grid(X, Y, points[::-1])  # indices of the other order
+
+    with pytest.raises(PluginCheckError, match="differs from a fit from scratch"):
+        check_fit_grid(Swapped(), X, C, [{"tar": 0.05}, {"tar": 0.5}], atol=0.0)
 
 
 def test_regenerated_reference_matches_the_committed_one(tmp_path):

@@ -45,14 +45,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
@@ -72,6 +72,8 @@ MAX_TRAIN = 2500
 PROJECTION_TOL = 1e-10  # EProjSimplex_new.m: Newton stops when |sum(x) - 1| <= 1e-10
 PROJECTION_STEPS = 100  # ... or after 100 steps
 MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps, added to F's denominator
+# MATLAB's mapminmax treats a feature whose gain would exceed this as constant (gain 1)
+MAPMINMAX_MAX_GAIN = 1e14
 
 
 def minmax_fit(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -80,13 +82,22 @@ def minmax_fit(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return low, X.max(axis=0) - low
 
 
+def constant_features(span: np.ndarray) -> np.ndarray:
+    """The features ``mapminmax`` leaves unscaled: range 0 on the training rows, or a gain
+    ``2 / range`` above :data:`MAPMINMAX_MAX_GAIN` (its rule for a constant row)."""
+    with np.errstate(divide="ignore"):
+        gain = 2.0 / span
+    return ~(span > 0) | ~(np.abs(gain) <= MAPMINMAX_MAX_GAIN)
+
+
 def minmax_apply(X: np.ndarray, low: np.ndarray, span: np.ndarray) -> np.ndarray:
     """``mapminmax``: each feature mapped linearly to [-1, 1] on the training rows (test rows
-    may fall outside). A feature constant on the training rows maps to 0 (the code sets the
-    NaN it gets there to 0)."""
-    constant = span <= 0
+    may fall outside). A feature constant on the training rows passes through unchanged, on
+    the test rows too: ``mapminmax`` gives it gain 1 and offset −1, so ``y = (x + 1) − 1``
+    ("if xmax = xmin ... y = x"), and ``main_PML.m``'s NaN-to-0 step finds no NaN."""
+    constant = constant_features(span)
     scaled = 2.0 * (X - low) / np.where(constant, 1.0, span) - 1.0
-    scaled[:, constant] = 0.0
+    scaled[:, constant] = (X[:, constant] + 1.0) - 1.0
     return scaled
 
 
@@ -355,6 +366,97 @@ def solve_h(C: np.ndarray, B: np.ndarray, mu: float, sign: float, rtol: float):
     return inverse.solve(B.T).T, "eigh" if inverse.by_eigh else "cholesky"
 
 
+def kernel_gram(phi: np.ndarray) -> np.ndarray:
+    """``φφᵀ`` (h x h; the upper triangle is what :class:`ShiftedInverse` reads)."""
+    return dsyrk(1.0, phi.T, trans=1)
+
+
+def ridge_inverse(gram: np.ndarray, phi: np.ndarray, lam: float, rtol: float) -> ShiftedInverse:
+    """The W step's ``pinv(φφᵀ + λI)``, factored once; trace(φφᵀ) bounds its largest
+    eigenvalue."""
+    return ShiftedInverse(gram, lam, float(np.einsum("ij,ij->", phi, phi)), rtol)
+
+
+def label_qr(Y: np.ndarray) -> np.ndarray:
+    """R_Y of ``Yᵀ = Q_Y R_Y`` (Y: l x n), which the Q step reads (:func:`polar_product`)."""
+    Yt = np.asarray(Y, dtype=np.float64).T
+    return scipy.linalg.qr(Yt, mode="economic", check_finite=False)[1]
+
+
+@dataclass
+class Step:
+    """The part of one iteration of ``PML_PLR.m`` that λ does not reach: everything but the W
+    step and F's update, from the state (F, C, E, H) the iteration starts from. The first
+    iteration starts from the same state for every λ, so fits that differ only in λ share
+    its Step (:meth:`SharedWork.first_step`)."""
+
+    phiF: np.ndarray  # φ Fᵀ, the W step's right-hand side
+    YQ: np.ndarray
+    H: np.ndarray
+    how: str  # how the H step was solved
+    Z: np.ndarray  # PᵀH
+    kept: float  # pinv(2ZᵀZ)'s smallest kept and largest dropped eigenvalue ratio
+    dropped: float
+    C: np.ndarray
+    T: np.ndarray  # Y − Z
+    E: np.ndarray
+    FA: np.ndarray  # the denominator of F's update
+    excess: np.ndarray  # max(F − Y, 0)
+
+
+def lambda_free_step(
+    phi: np.ndarray,
+    G: np.ndarray,
+    L: sp.csr_matrix,
+    Y: np.ndarray,
+    Ys: sp.csr_matrix,
+    Ry: np.ndarray,
+    F: np.ndarray,
+    C: np.ndarray,
+    E: np.ndarray,
+    H: np.ndarray,
+    *,
+    alpha: float,
+    beta: float,
+    mu: float,
+    updates: str,
+    rtol: float,
+) -> Step:
+    """Q, P, H, C and E steps and F's denominator of one iteration (see :class:`Step`)."""
+    objective = updates == "objective"
+    sign = 1.0 if objective else -1.0
+    phiF = phi @ F.T
+    YQ = polar_product(Ry, F, rtol)
+    YCt = np.asarray(Ys @ C.T)
+    U, _, Vt = thin_svd((2.0 * YCt + mu * (Y - E)) @ H.T)
+    P = Vt.T @ U.T  # m x l
+    # H(2CCᵀ ∓ μI) = P(2YCᵀ ∓ μ(Y − E))
+    H, how = solve_h(C, P @ (2.0 * YCt + sign * mu * (Y - E)), mu, sign, rtol)
+    # C: pinv(2ZᵀZ)(2ZᵀY ± β-term − G) with Z = PᵀH, then each column onto the simplex
+    Z = P.T @ H
+    V, w, kept, dropped = pinv_gram(Z, rtol)
+    FL = np.asarray((L @ F.T).T)  # F L (L symmetric)
+    VtF = V.T @ F.T
+    if objective:
+        smooth = -beta * (np.asarray((L @ V).T) @ F.T) @ F  # −β Vᵀ L FᵀF
+    else:
+        smooth = 2.0 * beta * VtF @ FL  # +2β Vᵀ FᵀF L
+    rhs = 2.0 * (V.T @ Z.T) @ Y + smooth - V.T @ G
+    # Cᵀ's rows are C's columns: kept C-contiguous, so C itself is Fortran-ordered
+    C = project_rows_to_simplex((w[:, None] * rhs).T @ V.T).T
+    T = Y - Z
+    E = soft_threshold(T, alpha / mu) if objective else np.maximum(T - alpha / mu, 0.0)
+    # F's multiplicative update divides by this
+    excess = np.maximum(F - Y, 0.0)
+    FA = 2.0 * F + beta * np.asarray((L @ (F @ C.T).T).T) + beta * (FL @ C) + MACHINE_EPS
+    return Step(phiF, YQ, H, how, Z, kept, dropped, C, T, E, FA, excess)
+
+
+def plr_start(Y: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The iterations' start: F = Y, C = I, E = 0 (H's start is random, given)."""
+    return Y.copy(), np.eye(n), np.zeros_like(Y)
+
+
 def plr_solve(
     phi: np.ndarray,
     G: np.ndarray,
@@ -371,12 +473,19 @@ def plr_solve(
     updates: str = "code",
     rtol: float = 1e-10,
     keep_stages: int = 0,
+    ridge: ShiftedInverse | None = None,
+    Ry: np.ndarray | None = None,
+    first: Step | None = None,
 ) -> PLRSolution:
     """The iterations of ``PML_PLR.m`` from the random start ``H`` (m x n).
 
     ``phi`` (h x n) kernel features, ``G`` (n x n) squared distances, ``L`` the kNN Laplacian,
     ``Y`` (l x n) 0/1 candidates. ``keep_stages`` keeps W, F, C after each of the first so
-    many iterations (for comparison with the authors' code stopped there).
+    many iterations (for comparison with the authors' code stopped there). When several fits
+    share them, ``ridge`` (the factored ``φφᵀ + λI``, :func:`ridge_inverse`), ``Ry``
+    (:func:`label_qr`) and ``first`` (the first iteration's :class:`Step` from
+    :func:`plr_start` and the same ``H``, α, β, μ, ``updates`` and ``rtol``) may be given;
+    they are computed here otherwise.
     """
     if updates not in UPDATES:
         raise PmlbenchError(f"unknown PML-PLR updates {updates!r}; use one of {list(UPDATES)}")
@@ -385,54 +494,49 @@ def plr_solve(
     Ys = sp.csr_matrix(Y)
     L = sp.csr_matrix(L)
     # W = pinv(φφᵀ + λI) φ Fᵀ: the h x h matrix is fixed, so factor it once
-    ridge = ShiftedInverse(
-        dsyrk(1.0, phi.T, trans=1), lam, float(np.einsum("ij,ij->", phi, phi)), rtol
-    )  # trace(φφᵀ) bounds its largest eigenvalue
-    Ry = scipy.linalg.qr(Y.T, mode="economic", check_finite=False)[1]  # Yᵀ = Q_Y R_Y
-    objective = updates == "objective"
-    sign = 1.0 if objective else -1.0
-    F = Y.copy()
-    E = np.zeros_like(Y)
-    C = np.eye(n)
+    if ridge is None:
+        ridge = ridge_inverse(kernel_gram(phi), phi, lam, rtol)
+    if Ry is None:
+        Ry = label_qr(Y)
+    F, C, E = plr_start(Y, n)
     solution = PLRSolution(W=np.zeros((h, Y.shape[0])), F=F, C=C, losses=[])
     for iteration in range(1, max_iter + 1):
-        W = ridge.solve(phi @ F.T)
-        Wphi = W.T @ phi
-        YQ = polar_product(Ry, F, rtol)
-        YCt = np.asarray(Ys @ C.T)
-        U, _, Vt = thin_svd((2.0 * YCt + mu * (Y - E)) @ H.T)
-        P = Vt.T @ U.T  # m x l
-        # H(2CCᵀ ∓ μI) = P(2YCᵀ ∓ μ(Y − E))
-        H, how = solve_h(C, P @ (2.0 * YCt + sign * mu * (Y - E)), mu, sign, rtol)
-        solution.h_solves[how] += 1
-        # C: pinv(2ZᵀZ)(2ZᵀY ± β-term − G) with Z = PᵀH, then each column onto the simplex
-        Z = P.T @ H
-        V, w, kept, dropped = pinv_gram(Z, rtol)
-        solution.smallest_kept = min(solution.smallest_kept, kept)
-        solution.largest_dropped = max(solution.largest_dropped, dropped)
-        FL = np.asarray((L @ F.T).T)  # F L (L symmetric)
-        VtF = V.T @ F.T
-        if objective:
-            smooth = -beta * (np.asarray((L @ V).T) @ F.T) @ F  # −β Vᵀ L FᵀF
+        if iteration == 1 and first is not None:
+            step = first
         else:
-            smooth = 2.0 * beta * VtF @ FL  # +2β Vᵀ FᵀF L
-        rhs = 2.0 * (V.T @ Z.T) @ Y + smooth - V.T @ G
-        # Cᵀ's rows are C's columns: kept C-contiguous, so C itself is Fortran-ordered
-        C = project_rows_to_simplex((w[:, None] * rhs).T @ V.T).T
-        T = Y - Z
-        E = soft_threshold(T, alpha / mu) if objective else np.maximum(T - alpha / mu, 0.0)
+            step = lambda_free_step(
+                phi,
+                G,
+                L,
+                Y,
+                Ys,
+                Ry,
+                F,
+                C,
+                E,
+                H,
+                alpha=alpha,
+                beta=beta,
+                mu=mu,
+                updates=updates,
+                rtol=rtol,
+            )
+        W = ridge.solve(step.phiF)
+        Wphi = W.T @ phi
+        H, C, E = step.H, step.C, step.E
+        solution.h_solves[step.how] += 1
+        solution.smallest_kept = min(solution.smallest_kept, step.kept)
+        solution.largest_dropped = max(solution.largest_dropped, step.dropped)
         # F: multiplicative update
-        excess = np.maximum(F - Y, 0.0)
-        FA = 2.0 * F + beta * np.asarray((L @ (F @ C.T).T).T) + beta * (FL @ C) + MACHINE_EPS
-        F = F * (Wphi + YQ) / FA - excess * Y / FA
+        F = F * (Wphi + step.YQ) / step.FA - step.excess * Y / step.FA
         FCt = F @ C.T
         FL_new = np.asarray((L @ F.T).T)
         loss = (
             float(np.sum((Wphi - F) ** 2))
-            + float(np.sum((YQ - F) ** 2))
-            + float(np.sum((Y - Z @ C) ** 2))
+            + float(np.sum((step.YQ - F) ** 2))
+            + float(np.sum((Y - step.Z @ C) ** 2))
             + float(np.einsum("ij,ij->", G, C.T))  # G is symmetric
-            + alpha * float(np.abs(T).sum())
+            + alpha * float(np.abs(step.T).sum())
             + beta * float(np.einsum("ij,ij->", FL_new, FCt))
             + lam * float(np.sum(W * W))
         )
@@ -458,6 +562,115 @@ def refusal_message(n: int, max_train: int | None) -> str | None:
         f"of them at n = {n}), so above the cap one split takes more than 10x ML-kNN's time; "
         f"set method.max_train={n} (or null) to run it anyway"
     )
+
+
+def n_anchors(n: int, d: int) -> int:
+    """``Kernel_mapping.m``: 5 anchors per feature, at most the training instances."""
+    return min(5 * d, n)
+
+
+def initial_values(
+    seed: int | None, n: int, d: int, n_labels: int, ratio: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The random parts of a fit: the anchor rows (``randsample(n, nAnchors)``, 0-based) and
+    the start of H (m x n standard normal, ``randn(m, n)``, m = ⌈ratio·l⌉), from ``seed``. The
+    anchors are drawn first, so they do not depend on ``ratio``."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    anchors = rng.choice(n, size=n_anchors(n, d), replace=False)
+    m = math.ceil(n_labels * ratio)
+    return anchors, rng.standard_normal((m, n))
+
+
+class SharedWork:
+    """The parts of a fit that depend on the training set and on a few parameters only, each
+    computed once per distinct value of those parameters: ``fit`` uses a fresh one, ``fit_grid``
+    one for the whole grid (the iterations themselves are never shared).
+
+    ``X`` dense float64 training features, ``Y`` (n x l) their 0/1 candidate labels.
+    """
+
+    def __init__(self, X: np.ndarray, Y: np.ndarray):
+        self.X, self.Y = X, Y
+        self.scale = minmax_fit(X)
+        self.Xs = minmax_apply(X, *self.scale)
+        self._memo: dict[tuple, object] = {}
+
+    def _once(self, key: tuple, compute: Callable[[], object]):
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def seed(self, model: PMLPLR) -> int:
+        """``random_state``, or for None one seed drawn for all the fits sharing this work."""
+        if model.random_state is not None:
+            return model.random_state
+        return self._once(("entropy",), lambda: np.random.SeedSequence().entropy)
+
+    def initial_values(self, model: PMLPLR) -> tuple[np.ndarray, np.ndarray]:
+        """The anchor rows and H's start (:func:`initial_values`)."""
+        n, d = self.X.shape
+        seed, ratio = self.seed(model), float(model.ratio)
+        return self._once(
+            ("draws", seed, ratio), lambda: initial_values(seed, n, d, self.Y.shape[1], ratio)
+        )
+
+    def kernel(self, model: PMLPLR, anchors: np.ndarray) -> tuple[KernelMap, np.ndarray]:
+        """``Kernel_mapping.m`` on the anchors the seed draws (they do not depend on ratio)."""
+        return self._once(("kernel", self.seed(model)), lambda: KernelMap.fit(self.Xs, anchors))
+
+    def distances(self) -> np.ndarray:
+        return self._once(("G",), lambda: pairwise_squared_distances(self.Xs))
+
+    def laplacian(self, k: int) -> sp.csr_matrix:
+        return self._once(("L", k), lambda: knn_laplacian(self.Xs, k))
+
+    def ridge(self, model: PMLPLR, phi: np.ndarray, lam: float, rtol: float) -> ShiftedInverse:
+        """``pinv(φφᵀ + λI)`` factored, from φφᵀ computed once per kernel map."""
+        seed = self.seed(model)
+        gram = self._once(("phi_gram", seed), lambda: kernel_gram(phi))
+        return self._once(("ridge", seed, lam, rtol), lambda: ridge_inverse(gram, phi, lam, rtol))
+
+    def label_qr(self) -> np.ndarray:
+        return self._once(("Ry",), lambda: label_qr(self.Y.T))
+
+    def first_step(
+        self, model: PMLPLR, phi: np.ndarray, G: np.ndarray, L: sp.csr_matrix, H0: np.ndarray
+    ) -> Step:
+        """The first iteration's :class:`Step`, which every λ shares (its start is fixed)."""
+
+        def compute() -> Step:
+            Y = np.asarray(self.Y.T, dtype=np.float64)  # as plr_solve makes it: same layout
+            F, C, E = plr_start(Y, Y.shape[1])
+            return lambda_free_step(
+                phi,
+                G,
+                sp.csr_matrix(L),
+                Y,
+                sp.csr_matrix(Y),
+                self.label_qr(),
+                F,
+                C,
+                E,
+                H0,
+                alpha=float(model.alpha),
+                beta=float(model.beta),
+                mu=float(model.mu),
+                updates=model.updates,
+                rtol=float(model.rtol),
+            )
+
+        key = (
+            "first",
+            self.seed(model),
+            float(model.ratio),
+            int(model.n_neighbors),
+            float(model.alpha),
+            float(model.beta),
+            float(model.mu),
+            model.updates,
+            float(model.rtol),
+        )
+        return self._once(key, compute)
 
 
 class PMLPLR(ValidatedParameters, BaseEstimator):
@@ -488,6 +701,9 @@ class PMLPLR(ValidatedParameters, BaseEstimator):
     """
 
     default_bipartition = {"rule": "method"}
+    # λ as params_settings.m sets it per dataset (0.01-10), without the 0.01 of the datasets
+    # pmlbench lacks or refuses (docs/methods/pml_plr.md, "Tuning grid")
+    default_tuning_grid = {"lam": [0.1, 1.0, 10.0]}
     parameter_constraints = {
         "alpha": NON_NEGATIVE,
         "beta": NON_NEGATIVE,
@@ -539,24 +755,47 @@ class PMLPLR(ValidatedParameters, BaseEstimator):
 
     def n_anchors(self, n: int, d: int) -> int:
         """``Kernel_mapping.m``: 5 anchors per feature, at most the training instances."""
-        return min(5 * d, n)
+        return n_anchors(n, d)
 
     def initial_values(self, n: int, d: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
-        """The random parts of a fit: the anchor rows (``randsample(n, nAnchors)``, 0-based)
-        and the start of H (m x n standard normal, ``randn(m, n)``), from ``random_state``."""
-        rng = np.random.default_rng(np.random.SeedSequence(self.random_state))
-        anchors = rng.choice(n, size=self.n_anchors(n, d), replace=False)
-        m = math.ceil(n_labels * float(self.ratio))
-        return anchors, rng.standard_normal((m, n))
+        """The random parts of a fit (:func:`initial_values`) from ``random_state``."""
+        return initial_values(self.random_state, n, d, n_labels, float(self.ratio))
 
     def fit(self, X, Y) -> PMLPLR:
         """Scale, map, build the graph and run the iterations on the candidate labels."""
+        start = time.perf_counter()
+        X, Y = self._checked(X, Y)
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            self._fit(SharedWork(X, Y), start)
+        return self
+
+    def fit_grid(self, X, Y, points) -> Iterator[tuple[int, PMLPLR]]:
+        """Fit every grid point on the same training set (tuning's hook, pmlbench.plugin).
+
+        What the points share is computed once (:class:`SharedWork`): the scaling, the
+        random draws, kernel features, squared distances and kNN graph, φφᵀ and its
+        factorisation per λ, the QR factor of Yᵀ. The iterations run per point from the same
+        start as a fit of that point alone, so each fit is identical to it. With
+        ``random_state=None`` the points share one draw (a fit from scratch draws anew).
+        """
+        work = None
+        for index, point in enumerate(points):
+            start = time.perf_counter()
+            model = clone(self).set_params(**point)
+            X, Y = model._checked(X, Y)
+            work = work if work is not None else SharedWork(X, Y)
+            with threadpool_limits(model.blas_threads, user_api="blas"):
+                model._fit(work, start)
+            yield index, model
+
+    def _checked(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
+        """Validated parameters and inputs (dense float64 features, 0/1 labels); refusals
+        before any work."""
         self._validate_params()
         n = X.shape[0]
         refusal = refusal_message(n, self.max_train)
         if refusal is not None:
             raise NotApplicable(refusal)
-        start = time.perf_counter()
         X = as_dense(check_features(X), dtype=np.float64)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=n)
         if n <= self.n_neighbors:
@@ -564,17 +803,17 @@ class PMLPLR(ValidatedParameters, BaseEstimator):
                 f"method.n_neighbors = {self.n_neighbors} neighbours requested but the training "
                 f"data has {n} instances; use method.n_neighbors <= {n - 1}"
             )
-        with threadpool_limits(self.blas_threads, user_api="blas"):
-            self._fit(X, Y, start)
-        return self
+        return X, Y
 
-    def _fit(self, X: np.ndarray, Y: np.ndarray, start: float) -> None:
-        self.scale_low_, self.scale_span_ = minmax_fit(X)
-        Xs = minmax_apply(X, self.scale_low_, self.scale_span_)
-        anchors, H0 = self.initial_values(X.shape[0], X.shape[1], Y.shape[1])
-        self.kernel_, phi = KernelMap.fit(Xs, anchors)
-        G = pairwise_squared_distances(Xs)
-        L = knn_laplacian(Xs, int(self.n_neighbors))
+    def _fit(self, work: SharedWork, start: float) -> None:
+        X, Y = work.X, work.Y
+        self.scale_low_, self.scale_span_ = work.scale
+        anchors, H0 = work.initial_values(self)
+        self.kernel_, phi = work.kernel(self, anchors)
+        G = work.distances()
+        L = work.laplacian(int(self.n_neighbors))
+        lam, rtol = float(self.lam), float(self.rtol)
+        ridge = work.ridge(self, phi, lam, rtol)
         prepared = time.perf_counter()
         solution = plr_solve(
             phi,
@@ -584,12 +823,15 @@ class PMLPLR(ValidatedParameters, BaseEstimator):
             H0,
             alpha=float(self.alpha),
             beta=float(self.beta),
-            lam=float(self.lam),
+            lam=lam,
             mu=float(self.mu),
             max_iter=int(self.max_iter),
             tol=float(self.tol),
             updates=self.updates,
-            rtol=float(self.rtol),
+            rtol=rtol,
+            ridge=ridge,
+            Ry=work.label_qr(),
+            first=work.first_step(self, phi, G, L, H0),
         )
         self.W_ = solution.W
         self.pseudo_labels_ = solution.F.T  # n x l

@@ -47,14 +47,14 @@ included) are merged exactly before the Sylvester solve (:func:`negative_sylvest
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
@@ -249,27 +249,142 @@ def propagate(
     mu2: float,
     tar: float,
     formula: str = "code",
+    work: SharedWork | None = None,
 ) -> Propagation:
     """Stage 1, ``Truth_label_export.m``, on the rows given (the training part).
 
     ``formula="intended"`` scales the negative propagation by δ (``δ(L + δI)⁻¹Ȳ``) and
     regularises the Sylvester equation with ``μ1·I`` instead of the all-ones ``μ1·J``.
+    ``work`` holds what fits on the same X and Y share (:class:`SharedWork`); a fresh one
+    otherwise.
     """
-    n = X.shape[0]
-    squared = np.einsum("ij,ij->i", X, X)
-    S = heat_knn_graph(squared, lambda start, stop: X[start:stop] @ X.T, k)
-    L = laplacian(S)
-    negative = 1.0 - Y.astype(np.float64)
-    sylvester = negative_sylvester(X, negative, mu1=mu1, mu2=mu2, formula=formula)
-    H = sylvester.H
-    M = (L + delta * sp.identity(n, format="csr")).tocsc()
-    solver = spla.splu(
-        M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
-    )
-    scale = delta if formula == "intended" else 1.0 / delta
-    position = solver.solve(delta + gamma * (X @ H) - scale * negative)
+    work = SharedWork(X, Y) if work is None else work
+    sylvester = work.sylvester(mu1, mu2, formula)
+    position = work.position(k, delta, gamma, mu1, mu2, formula)
     labels, confidences, flat = truth_labels(position, tar)
-    return Propagation(labels, confidences, position, H, sylvester.separation, flat)
+    return Propagation(labels, confidences, position, sylvester.H, sylvester.separation, flat)
+
+
+class SharedWork:
+    """The parts of a fit that depend on the training set and on a few parameters only, each
+    computed once per distinct value of those parameters: ``fit`` uses a fresh one,
+    ``fit_grid`` one for the whole grid. Each part is computed as a fit alone computes it, so
+    a fit that takes it from here is the same fit.
+
+    ``X``: dense float64 training features; ``Y``: their 0/1 candidate labels (stage 1 reads
+    them; stage 2 alone may pass None).
+    """
+
+    def __init__(self, X: np.ndarray, Y: np.ndarray | None):
+        self.X, self.Y = X, Y
+        self._memo: dict[tuple, object] = {}
+
+    def _once(self, key: tuple, compute: Callable[[], object]):
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    # stage 1 (Truth_label_export.m)
+    def negative(self) -> np.ndarray:
+        """Ȳ = 1 − Y."""
+        return self._once(("negative",), lambda: 1.0 - self.Y.astype(np.float64))
+
+    def instance_laplacian(self, k: int) -> sp.csr_matrix:
+        """L of the instances' kNN graph."""
+
+        def compute() -> sp.csr_matrix:
+            X = self.X
+            squared = np.einsum("ij,ij->i", X, X)
+            return laplacian(heat_knn_graph(squared, lambda start, stop: X[start:stop] @ X.T, k))
+
+        return self._once(("instance_laplacian", k), compute)
+
+    def sylvester(self, mu1: float, mu2: float, formula: str) -> Sylvester:
+        return self._once(
+            ("sylvester", mu1, mu2, formula),
+            lambda: negative_sylvester(self.X, self.negative(), mu1=mu1, mu2=mu2, formula=formula),
+        )
+
+    def classifier_outputs(self, mu1: float, mu2: float, formula: str) -> np.ndarray:
+        """X H."""
+        return self._once(
+            ("XH", mu1, mu2, formula), lambda: self.X @ self.sylvester(mu1, mu2, formula).H
+        )
+
+    def propagation_solver(self, k: int, delta: float) -> spla.SuperLU:
+        """``(L + δI)`` factorised (sparse, symmetric, positive definite)."""
+
+        def compute() -> spla.SuperLU:
+            L = self.instance_laplacian(k)
+            M = (L + delta * sp.identity(L.shape[0], format="csr")).tocsc()
+            return spla.splu(
+                M,
+                permc_spec="MMD_AT_PLUS_A",
+                diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True},
+            )
+
+        return self._once(("solver", k, delta), compute)
+
+    def position(
+        self, k: int, delta: float, gamma: float, mu1: float, mu2: float, formula: str
+    ) -> np.ndarray:
+        """``P = (L + δI)⁻¹(δ1 + γXH) − s(L + δI)⁻¹Ȳ``, s = 1/δ (code) or δ (intended)."""
+
+        def compute() -> np.ndarray:
+            scale = delta if formula == "intended" else 1.0 / delta
+            XH = self.classifier_outputs(mu1, mu2, formula)
+            rhs = delta + gamma * XH - scale * self.negative()
+            return self.propagation_solver(k, delta).solve(rhs)
+
+        return self._once(("position", k, delta, gamma, mu1, mu2, formula), compute)
+
+    # stage 2 (PMNDP_train.m)
+    def gram(self) -> np.ndarray:
+        """XᵀX."""
+        return self._once(("gram",), lambda: self.X.T @ self.X)
+
+    def feature_laplacian(self, k: int) -> sp.csr_matrix:
+        """L_f of the features' kNN graph (features as points, from XᵀX)."""
+
+        def compute() -> sp.csr_matrix:
+            G = self.gram()
+            return laplacian(
+                heat_knn_graph(np.diag(G).copy(), lambda start, stop: G[start:stop], k)
+            )
+
+        return self._once(("feature_laplacian", k), compute)
+
+    def lipschitz(self, k: int, alpha: float, theta: float, formula: str) -> float:
+        """``2·sqrt(‖XᵀX‖₂² + ‖α(L_f − θ·J)‖₂²)`` (``θI`` for ``formula="intended"``)."""
+
+        def compute() -> float:
+            d = self.X.shape[1]
+            L = self.feature_laplacian(k)
+            shifted = alpha * (
+                L.toarray() - (theta * np.eye(d) if formula == "intended" else theta)
+            )
+            norms = self.gram_norm(), spectral_norm_symmetric(shifted)
+            return 2.0 * float(np.sqrt(norms[0] ** 2 + norms[1] ** 2))
+
+        return self._once(("lipschitz", k, alpha, theta, formula), compute)
+
+    def training(self, key: tuple, compute: Callable[[], Training]) -> Training:
+        """Stage 2 for the propagated labels, H and parameters that ``key`` names."""
+        return self._once(("training", *key), compute)
+
+    def gram_norm(self) -> float:
+        return self._once(("gram_norm",), lambda: spectral_norm_symmetric(self.gram()))
+
+    def ridge_factor(self, enaf: float) -> tuple[np.ndarray, bool]:
+        """The Cholesky factor of ``XᵀX + enaf·I``, for the ridge start."""
+
+        def compute() -> tuple[np.ndarray, bool]:
+            ridge = self.gram().copy()
+            ridge[np.diag_indices_from(ridge)] += enaf
+            return scipy.linalg.cho_factor(ridge, overwrite_a=True, check_finite=False)
+
+        return self._once(("ridge", enaf), compute)
 
 
 @dataclass
@@ -306,28 +421,27 @@ def pmndp_train(
     max_iter: int = 100,
     tol: float = 1e-3,
     formula: str = "code",
-    gram: np.ndarray | None = None,
+    work: SharedWork | None = None,
 ) -> Training:
     """Stage 2, ``PMNDP_train.m``: FISTA on the objective in the module docstring.
 
     ``formula="intended"`` uses ``α(L_f − θI)`` in the Lipschitz constant (the gradient's own
     term) instead of ``α(L_f − θ·J)``, and β instead of ½β on the ℓ1 term of the objective
-    that the stopping test reads (the step's soft threshold is β/Lip in both).
+    that the stopping test reads (the step's soft threshold is β/Lip in both). ``work``
+    holds what fits on the same X share (:class:`SharedWork`): XᵀX, the feature graph, the
+    step size and the ridge factorisation; a fresh one otherwise.
     """
-    d = X.shape[1]
-    G = X.T @ X if gram is None else gram
+    work = SharedWork(X, None) if work is None else work
+    G = work.gram()
     Yf = Y.astype(np.float64)
-    L = laplacian(heat_knn_graph(np.diag(G).copy(), lambda start, stop: G[start:stop], k))
+    L = work.feature_laplacian(k)
     R = cosine_distances(Yf)
     XtY = X.T @ Yf
-    shifted = alpha * (L.toarray() - (theta * np.eye(d) if formula == "intended" else theta))
-    norms = spectral_norm_symmetric(G), spectral_norm_symmetric(shifted)
-    lip = 2.0 * float(np.sqrt(norms[0] ** 2 + norms[1] ** 2))
-    del shifted
-    ridge = G.copy()
-    ridge[np.diag_indices_from(ridge)] += enaf
-    W = scipy.linalg.solve(ridge, XtY, assume_a="pos", check_finite=False)
-    del ridge
+    lip = work.lipschitz(k, alpha, theta, formula)
+    # C-ordered, as scipy.linalg.solve returns it: the products' rounding follows the layout
+    W = np.ascontiguousarray(
+        scipy.linalg.cho_solve(work.ridge_factor(enaf), XtY, check_finite=False)
+    )
     HR = H @ R
     l1_weight = beta if formula == "intended" else 0.5 * beta
     fit_constant = float(np.sum(Yf * Yf))
@@ -408,6 +522,10 @@ class PMNDP(ValidatedParameters, BaseEstimator):
     """
 
     default_bipartition = {"rule": "method"}
+    # tar: the authors' per-dataset range (select_parameter.m, commits f5844c4-86c743d: 0.1-0.8,
+    # every value from 0.5 up keeping only the top label) with the demo's 0.25, widened below
+    # for many labels (docs/methods/pmndp.md, "Tuning grid")
+    default_tuning_grid = {"tar": [0.02, 0.05, 0.1, 0.25, 0.5]}
     parameter_constraints = {
         "k": POSITIVE_INT,
         "delta": POSITIVE,
@@ -487,8 +605,33 @@ class PMNDP(ValidatedParameters, BaseEstimator):
 
     def fit(self, X, Y) -> PMNDP:
         """Propagate labels on the training rows (stage 1), then fit W to them (stage 2)."""
-        self._validate_params()
         start = time.perf_counter()
+        X, Y = self._checked(X, Y)
+        self._fit(SharedWork(self._dense(X), Y), start)
+        return self
+
+    def fit_grid(self, X, Y, points) -> Iterator[tuple[int, PMNDP]]:
+        """Fit every grid point on the same training set (tuning's hook, pmlbench.plugin).
+
+        What the points share is computed once per distinct value of the parameters it
+        depends on (:class:`SharedWork`): both kNN graphs, the Sylvester solution H, the
+        factorised ``L + δI`` and the propagation, XᵀX, the step size and the ridge
+        factorisation. For a grid over ``tar`` only the labels' threshold and stage 2's
+        FISTA run per point. Each fit computes what a fit of that point alone computes, so it
+        is identical to it.
+        """
+        work = None
+        for index, point in enumerate(points):
+            start = time.perf_counter()
+            model = clone(self).set_params(**point)
+            X, Y = model._checked(X, Y)
+            work = work if work is not None else SharedWork(self._dense(X), Y)
+            model._fit(work, start)
+            yield index, model
+
+    def _checked(self, X, Y):
+        """Validated parameters and inputs; refusals before any work."""
+        self._validate_params()
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
         n, d = X.shape
@@ -496,7 +639,16 @@ class PMNDP(ValidatedParameters, BaseEstimator):
         k = int(self.k)
         check_neighbours(k, n)
         check_neighbours(k, d, data="the feature graph (features as points)")
-        X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+        return X, Y
+
+    @staticmethod
+    def _dense(X) -> np.ndarray:
+        return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+
+    def _fit(self, work: SharedWork, start: float) -> None:
+        X, Y = work.X, work.Y
+        d = X.shape[1]
+        k = int(self.k)
         formula = str(self.formula)
         with threadpool_limits(self.blas_threads, user_api="blas"):
             stage1 = propagate(
@@ -509,20 +661,24 @@ class PMNDP(ValidatedParameters, BaseEstimator):
                 mu2=float(self.mu2),
                 tar=float(self.tar),
                 formula=formula,
+                work=work,
             )
-            stage2 = pmndp_train(
-                X,
-                stage1.labels,
-                stage1.H,
-                alpha=float(self.alpha),
-                beta=float(self.beta),
-                lam=float(self.lam),
-                enaf=float(self.enaf),
-                theta=float(self.theta),
-                k=k,
-                max_iter=int(self.max_iter),
-                tol=float(self.tol),
-                formula=formula,
+            train = {
+                "alpha": float(self.alpha),
+                "beta": float(self.beta),
+                "lam": float(self.lam),
+                "enaf": float(self.enaf),
+                "theta": float(self.theta),
+                "k": k,
+                "max_iter": int(self.max_iter),
+                "tol": float(self.tol),
+                "formula": formula,
+            }
+            # stage 2 reads stage 1's labels and H only: points that propagate the same labels
+            # (every tar above the confidences on many labels) share one stage 2
+            key = (stage1.labels.tobytes(), float(self.mu1), float(self.mu2), *train.values())
+            stage2 = work.training(
+                key, lambda: pmndp_train(X, stage1.labels, stage1.H, **train, work=work)
             )
         self.W_ = stage2.W
         self.H_ = stage1.H
@@ -549,7 +705,6 @@ class PMNDP(ValidatedParameters, BaseEstimator):
             "stop_margin": float(f"{margin:.3g}") if margin not in (None, float("inf")) else None,
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
-        return self
 
     def decision_function(self, X) -> np.ndarray:
         """``X W`` (n x q), as ``PMNDP_predict.m`` scores."""
