@@ -494,7 +494,8 @@ def test_the_printed_next_command_reports_what_the_sweep_computed(reruns, tmp_pa
     everything = pmlbench(root, "report", str(store), "--out", str(tmp_path / "all"), "--no-plots")
     assert everything.returncode == 0, everything.stdout + everything.stderr
     table = pd.read_csv(tmp_path / "all" / "table2.csv")
-    assert set(table["method"]) == {"mlknn[k=10]", "mlknn[k=15]"}
+    # the sweep tuned k over ML-kNN's grid; method.k=15 pinned k and tuned nothing
+    assert set(table["method"]) == {"mlknn[k=10,tuning=k]", "mlknn[k=15,tuning=off]"}
 
 
 def test_a_filter_that_removes_a_whole_method_says_so(tmp_path):

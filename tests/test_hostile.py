@@ -814,6 +814,7 @@ def test_table2_markdown_keeps_its_rows_whatever_the_dataset_is_called(tmp_path)
                 f"dataset.path={tmp_path / 'data.npz'}",
                 f"dataset.display_name='{name}'",
                 "protocol.n_splits=2",
+                "tune.grid=null",  # 20 training instances: too few for ML-kNN's k grid
             ]
         )
         run_config(config, tmp_path / "runs" / method, quiet=True)
