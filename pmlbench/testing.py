@@ -354,27 +354,27 @@ def check_fit_grid(
     """
     from pmlbench.protocol.tuning import fit_grid_points
 
-    points = [dict(p) for p in points]
+    grid: list[dict[str, Any]] = [dict(p) for p in points]
     X_eval = X if X_eval is None else X_eval
     name = type(estimator).__name__
     if not callable(getattr(estimator, "fit_grid", None)):
         raise PluginCheckError(f"{name} has no fit_grid method")
     worst = 0.0
     Y_given = np.array(Y, copy=True)
-    for index, fitted in fit_grid_points(clone(estimator), X, Y_given, points):
+    for index, fitted in fit_grid_points(clone(estimator), X, Y_given, grid):
         together = as_dense(fitted.decision_function(X_eval), np.float64)
-        alone = clone(estimator).set_params(**points[index]).fit(X, np.array(Y, copy=True))
+        alone = clone(estimator).set_params(**grid[index]).fit(X, np.array(Y, copy=True))
         expected = as_dense(alone.decision_function(X_eval), np.float64)
         if together.shape != expected.shape:
             raise PluginCheckError(
-                f"{name}.fit_grid: grid point {points[index]} gives scores of shape "
+                f"{name}.fit_grid: grid point {grid[index]} gives scores of shape "
                 f"{together.shape}, a fit from scratch {expected.shape}"
             )
         gap = np.abs(together - expected)
         bound = atol + rtol * np.abs(expected)
         if not np.all(gap <= bound):
             raise PluginCheckError(
-                f"{name}.fit_grid: grid point {points[index]} differs from a fit from scratch "
+                f"{name}.fit_grid: grid point {grid[index]} differs from a fit from scratch "
                 f"by up to {float(gap.max()):.3g} (allowed: atol={atol:g}, rtol={rtol:g})"
             )
         worst = max(worst, float(gap.max(initial=0.0)))

@@ -143,7 +143,9 @@ def _sparse_indices(line: str) -> list[int]:
     """
     body = line.strip()
     body = body[1 : body.rfind("}")] if body.startswith("{") else body
-    entries, current, quote, escaped = [], [], "", False
+    entries: list[str] = []
+    current: list[str] = []
+    quote, escaped = "", False
     for char in body:
         if escaped:
             escaped = False

@@ -49,6 +49,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -279,6 +280,13 @@ class SharedWork:
         self.X, self.Y = X, Y
         self._memo: dict[tuple, object] = {}
 
+    @property
+    def labels(self) -> np.ndarray:
+        """The candidate labels; stage 1 needs them."""
+        if self.Y is None:
+            raise ValueError("this shared work was made without candidate labels")
+        return self.Y
+
     def _once(self, key: tuple, compute: Callable[[], object]):
         if key not in self._memo:
             self._memo[key] = compute()
@@ -287,7 +295,7 @@ class SharedWork:
     # stage 1 (Truth_label_export.m)
     def negative(self) -> np.ndarray:
         """Ȳ = 1 − Y."""
-        return self._once(("negative",), lambda: 1.0 - self.Y.astype(np.float64))
+        return self._once(("negative",), lambda: 1.0 - self.labels.astype(np.float64))
 
     def instance_laplacian(self, k: int) -> sp.csr_matrix:
         """L of the instances' kNN graph."""
@@ -646,7 +654,7 @@ class PMNDP(ValidatedParameters, BaseEstimator):
         return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
 
     def _fit(self, work: SharedWork, start: float) -> None:
-        X, Y = work.X, work.Y
+        X, Y = work.X, work.labels
         d = X.shape[1]
         k = int(self.k)
         formula = str(self.formula)
@@ -663,7 +671,7 @@ class PMNDP(ValidatedParameters, BaseEstimator):
                 formula=formula,
                 work=work,
             )
-            train = {
+            train: dict[str, Any] = {
                 "alpha": float(self.alpha),
                 "beta": float(self.beta),
                 "lam": float(self.lam),

@@ -175,7 +175,8 @@ def equivalence_findings(report: Report, claims: Claims) -> list[str]:
     rope = float(bayes["rope"].iloc[0])
     pairs: dict[tuple[str, str], list[str]] = {}
     for r in bayes[bayes["outcome"] == "tie"].itertuples(index=False):
-        key = tuple(sorted((str(r.reference), str(r.baseline))))
+        first, second = sorted((str(r.reference), str(r.baseline)))
+        key = (first, second)
         names = pairs.setdefault(key, [])
         if metric_name(r.metric) not in names:
             names.append(metric_name(r.metric))

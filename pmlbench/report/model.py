@@ -8,6 +8,7 @@ nothing here reads files or computes statistics.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -107,7 +108,7 @@ class ReportOptions:
     pairwise_by_level: bool = False
     leaderboard_test: str = "corrected"
     metrics: list[str] | None = None
-    where: dict[str, str | list[str]] = field(default_factory=dict)
+    where: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
     plots: bool = True
     sensitivity: list[str] | None = None
     digits: int = 3

@@ -280,7 +280,7 @@ def prepare(
     *,
     metrics: list[str] | None = None,
     reference: str | None = None,
-    where: dict[str, str] | None = None,
+    where: Mapping[str, str | Sequence[str]] | None = None,
 ) -> Prepared:
     """Label, check and order raw result rows for tables and tests."""
     notes: list[str] = []

@@ -320,8 +320,8 @@ def _identity_problem(
     """A row whose identifying fields (method and its parameters, seed, noise model and its
     parameters, dataset) are not those of the unit the key describes: an edited record
     would otherwise show one unit's numbers under another method, dataset or noise level."""
-    method = unit.get("method") if isinstance(unit.get("method"), dict) else {}
-    noise = unit.get("noise") if isinstance(unit.get("noise"), dict) else {}
+    method: dict[str, Any] = unit["method"] if isinstance(unit.get("method"), dict) else {}
+    noise: dict[str, Any] = unit["noise"] if isinstance(unit.get("noise"), dict) else {}
     natural = record.get("noise") == NATURAL_NOISE
     expected: dict[str, Any] = {}
     if "name" in method:
@@ -335,7 +335,7 @@ def _identity_problem(
     summary = record.get("dataset")
     if isinstance(summary, dict) and "name" in summary:
         expected["dataset"] = summary["name"]
-    dataset = unit.get("dataset") if isinstance(unit.get("dataset"), dict) else {}
+    dataset: dict[str, Any] = unit["dataset"] if isinstance(unit.get("dataset"), dict) else {}
     if (
         dataset.get("name") in CITATIONS
         and expected.get("dataset", dataset["name"]) != dataset["name"]

@@ -298,10 +298,11 @@ def select_credible(
     """
     threshold = float(params.threshold)
     if params.credible != "out_of_fold":
-        credible, info = threshold_credible(confidence, S, threshold), {}
+        credible = threshold_credible(confidence, S, threshold)
+        info: dict[str, float] = {}
     else:
         credible, n_fallback = out_of_fold_credible(confidence, S, threshold, params.oof_fallback)
-        info = {"n_empty_fallback": n_fallback}
+        info = {"n_empty_fallback": float(n_fallback)}
     n_cand = int(S.sum())
     info["credible_per_instance"] = float(credible.sum(axis=1).mean()) if S.shape[0] else 0.0
     info["credible_share_of_candidates"] = float(credible.sum() / n_cand) if n_cand else 0.0
