@@ -135,7 +135,9 @@ def test_whole_number_distances_do_not_depend_on_the_order_of_the_sums():
 def test_other_features_are_measured_again(monkeypatch, X):
     calls = count_remeasurements(monkeypatch)
     neighbors_module.kneighbors(X, X, 1, exclude_self=True)
-    assert calls
+    assert not calls  # no two candidates within the rounding margin: the BLAS order is exact
+    neighbors_module.kneighbors(X, X, 1, exclude_self=True, return_distance=True)
+    assert calls  # the distances returned are measured again
 
 
 def test_knn_ties_on_continuous_features_with_duplicate_rows(monkeypatch):
@@ -318,3 +320,22 @@ def test_a_report_counts_one_set_of_blas_libraries_once_whatever_the_load_order(
     loaded = LoadedResults(records=pd.DataFrame({"source": sources}))
     versions = {row[0]: row[1] for row in provenance_module.provenance(loaded, [])["versions"]}
     assert versions["blas"] == "openblas 0.3.30 (Haswell); openblas 0.3.31 (Haswell)"
+
+
+def test_the_blas_libraries_are_recorded_sorted(monkeypatch):
+    """Sorted where they are recorded, joined by the format's one separator, so new records
+    of one set of libraries read one way whatever order a process loaded them in."""
+    import threadpoolctl
+
+    from pmlbench.runner.format import LIBRARY_SEPARATOR
+    from pmlbench.runner.outputs import machine_description
+
+    loaded = [
+        {"user_api": "blas", "internal_api": "openblas", "version": "0.3.31", "architecture": "X"},
+        {"user_api": "openmp", "internal_api": "openmp", "version": None},
+        {"user_api": "blas", "internal_api": "mkl", "version": "2024", "architecture": "Y"},
+    ]
+    for order in (loaded, loaded[::-1]):
+        monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda order=order: order)
+        blas = machine_description()["blas"]
+        assert blas == LIBRARY_SEPARATOR.join(["mkl 2024 (Y)", "openblas 0.3.31 (X)"])

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from pmlbench.core.workcache import cached_array
 from pmlbench.errors import PmlbenchError
-from pmlbench.numerics.exact import canonical_nnls, row_grams, row_groups
+from pmlbench.numerics.exact import canonical_nnls_batch, row_grams, row_groups
 from pmlbench.numerics.neighbors import kneighbors, shared_knn_graph
 
 
@@ -45,8 +45,10 @@ def nnls_weights(X, neighbors: np.ndarray) -> sp.csr_matrix:
     - neighbours that are identical rows are one column; its weight is split equally;
     - when x_i itself has identical copies among its neighbours (and is not zero), they
       reconstruct it exactly and share weight 1;
-    - otherwise Lawson-Hanson NNLS with stated tie rules (:func:`canonical_nnls`) on a Gram
-      matrix computed without BLAS.
+    - otherwise Lawson-Hanson NNLS with stated tie rules
+      (:func:`~pmlbench.numerics.exact.canonical_nnls`, run for all rows at once by
+      :func:`~pmlbench.numerics.exact.canonical_nnls_batch`) on exact Gram matrices
+      (:func:`~pmlbench.numerics.exact.row_grams`).
 
     A row whose weights are all zero (e.g. x_i = 0, or neighbours that cannot reconstruct it)
     gets uniform weights 1/k over its neighbours.
@@ -56,21 +58,32 @@ def nnls_weights(X, neighbors: np.ndarray) -> sp.csr_matrix:
     groups = row_groups(X)
     grams = row_grams(X, np.hstack([neighbors, np.arange(n)[:, None]]))
     weights = np.zeros((n, k))
-    for i in range(n):
-        G = grams[i]
-        if not G[k, k] > 0:
-            continue  # x_i = 0: no reconstruction; uniform below
-        ids = groups[neighbors[i]]
-        copies = ids == groups[i]
-        if copies.any():
-            weights[i, copies] = 1.0 / np.count_nonzero(copies)
-            continue
-        _, first = np.unique(ids, return_index=True)
-        first = np.sort(first)  # one column per distinct row, nearest first
-        v = canonical_nnls(G[np.ix_(first, first)], G[first, k], float(G[k, k]))
-        for position, value in zip(first, v, strict=True):
-            members = ids == ids[position]
-            weights[i, members] = value / np.count_nonzero(members)
+    reconstructable = grams[:, k, k] > 0  # x_i = 0: no reconstruction; uniform below
+    ids = groups[neighbors]
+    copies = ids == groups[:, None]
+    rebuilt = reconstructable & copies.any(axis=1)
+    if rebuilt.any():
+        share = 1.0 / np.count_nonzero(copies[rebuilt], axis=1)
+        weights[rebuilt] = np.where(copies[rebuilt], share[:, None], 0.0)
+    rows = np.flatnonzero(reconstructable & ~rebuilt)
+    if rows.size:
+        ids = ids[rows]
+        same = ids[:, :, None] == ids[:, None, :]
+        first = ~np.any(same & np.tri(k, k, -1, dtype=bool), axis=2)  # first of its group
+        # one column per distinct row, nearest first: the first members, then padding
+        order = np.argsort(~first, axis=1, kind="stable")
+        at = np.arange(rows.size)[:, None]
+        G = grams[rows]
+        v = canonical_nnls_batch(
+            G[at[:, :, None], order[:, :, None], order[:, None, :]],
+            G[at, order, k],
+            G[:, k, k],
+            np.count_nonzero(first, axis=1),
+        )
+        # each neighbour takes its group's weight over the group's size
+        column = np.cumsum(first, axis=1) - 1  # of each first member
+        leader = np.argmax(same, axis=2)  # first member of each neighbour's group
+        weights[rows] = v[at, column[at, leader]] / np.count_nonzero(same, axis=2)
     totals = weights.sum(axis=1)
     degenerate = ~(totals > 0)
     weights[degenerate] = 1.0
