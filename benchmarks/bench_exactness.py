@@ -46,7 +46,7 @@ from threadpoolctl import threadpool_limits
 
 import pmlbench.datasets.bundled as bundled
 import pmlbench.numerics.neighbors as neighbors
-from pmlbench.numerics.enrichment import nnls_weights
+from pmlbench.numerics.enrichment import nnls_weights, weight_graph
 from pmlbench.numerics.exact import canonical_nnls, row_groups, squared_distances
 
 DEFAULT_DATASETS = ["bibtex", "genbase", "medical", "corel5k"]
@@ -91,14 +91,7 @@ def scalar_nnls_weights(X, N: np.ndarray) -> sp.csr_matrix:
         for position, value in zip(first, v, strict=True):
             members = ids == ids[position]
             weights[i, members] = value / np.count_nonzero(members)
-    totals = weights.sum(axis=1)
-    degenerate = ~(totals > 0)
-    weights[degenerate] = 1.0
-    totals[degenerate] = k
-    weights /= totals[:, None]
-    V = sp.csr_matrix((weights.ravel(), N.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
-    V.sum_duplicates()
-    return V
+    return weight_graph(weights, N)
 
 
 def remeasure_all(X, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 import pmlbench.numerics.exact as exact
 import pmlbench.numerics.neighbors as neighbors_module
 from pmlbench.datasets.bundled import bibtex, genbase, medical, yeast
-from pmlbench.numerics.enrichment import knn_graph, nnls_weights
+from pmlbench.numerics.enrichment import knn_graph, nnls_weights, weight_graph
 from pmlbench.numerics.exact import (
     canonical_nnls,
     canonical_nnls_batch,
@@ -61,16 +61,7 @@ def scalar_nnls_weights(X, neighbors: np.ndarray) -> sp.csr_matrix:
         for position, value in zip(first, v, strict=True):
             members = ids == ids[position]
             weights[i, members] = value / np.count_nonzero(members)
-    totals = weights.sum(axis=1)
-    degenerate = ~(totals > 0)
-    weights[degenerate] = 1.0
-    totals[degenerate] = k
-    weights /= totals[:, None]
-    V = sp.csr_matrix(
-        (weights.ravel(), neighbors.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n)
-    )
-    V.sum_duplicates()
-    return V
+    return weight_graph(weights, neighbors)
 
 
 def nnls_problems(rng, count: int, m: int, kind: str):

@@ -39,7 +39,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
@@ -51,6 +51,7 @@ from pmlbench.core.parallel import worker_budget
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods._constraints import N_JOBS, POSITIVE, SEED
+from pmlbench.numerics.gridpoints import groups_by, point_models
 
 # LIFT.m clusters all training data into this many centres for a label with an empty side.
 FALLBACK_CLUSTERS = 50
@@ -594,16 +595,12 @@ class LIFT(ValidatedParameters, BaseEstimator):
         costs one clustering per ratio. Each estimator yielded is identical to
         ``clone(self).set_params(**point).fit(X, Y)``.
         """
-        models = [clone(self).set_params(**dict(point)) for point in points]
+        models = point_models(self, points)
         for model in models:
             model._validate_params()
             model._check_cost(X, Y)
-        groups: dict[tuple, list[int]] = {}
-        for index, model in enumerate(models):
-            key = tuple(model.get_params(deep=False)[name] for name in CLUSTERING_PARAMETERS)
-            groups.setdefault(key, []).append(index)
         prepared: dict[Any, tuple] = {}
-        for indices in groups.values():
+        for indices in groups_by(models, CLUSTERING_PARAMETERS).values():
             start = time.perf_counter()
             first = models[indices[0]]
             if first.random_state not in prepared:

@@ -49,13 +49,14 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 import scipy.special
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods._constraints import BLAS_THREADS, FLAG, NON_NEGATIVE, POSITIVE, SEED
+from pmlbench.numerics.gridpoints import groups_by, point_models
 
 NEIGHBOURHOODS = ("code", "others")
 # MATLAB's mapminmax treats a row whose gain would exceed this as constant (gain 1)
@@ -600,15 +601,11 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
         point (from the point's own random start, as a fit from scratch). Each estimator
         yielded is identical to ``clone(self).set_params(**point).fit(X, Y)``.
         """
-        models = [clone(self).set_params(**dict(point)) for point in points]
+        models = point_models(self, points)
         for model in models:
             model._check_parameters(X, Y)
         X, Y = _checked_data(X, Y)
-        groups: dict[tuple, list[int]] = {}
-        for index, model in enumerate(models):
-            params = model.get_params(deep=False)
-            key = tuple(params[name] for name in FEATURE_PARAMETERS + ENHANCEMENT_PARAMETERS)
-            groups.setdefault(key, []).append(index)
+        groups = groups_by(models, FEATURE_PARAMETERS + ENHANCEMENT_PARAMETERS)
         features: dict[tuple, _Features] = {}
         for key, indices in groups.items():
             enhanced = None

@@ -84,6 +84,14 @@ def nnls_weights(X, neighbors: np.ndarray) -> sp.csr_matrix:
         column = np.cumsum(first, axis=1) - 1  # of each first member
         leader = np.argmax(same, axis=2)  # first member of each neighbour's group
         weights[rows] = v[at, column[at, leader]] / np.count_nonzero(same, axis=2)
+    return weight_graph(weights, neighbors)
+
+
+def weight_graph(weights: np.ndarray, neighbors: np.ndarray) -> sp.csr_matrix:
+    """The n x n CSR matrix of one row of non-negative ``weights`` per instance over its
+    ``neighbors`` (both n x k), each row scaled to sum 1; a row whose weights are all zero
+    spreads 1 evenly over its k neighbours. ``weights`` is scaled in place."""
+    n, k = neighbors.shape
     totals = weights.sum(axis=1)
     degenerate = ~(totals > 0)
     weights[degenerate] = 1.0

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import scipy.special
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
@@ -30,6 +30,7 @@ from pmlbench.methods.pml_ld.enhancement import (
     zscore_fit,
 )
 from pmlbench.methods.pml_ld.msvr import plmsvr
+from pmlbench.numerics.gridpoints import groups_by, point_models
 
 # Caps above which one split of the paper protocol exceeds 10x ML-kNN's time on the 2-core
 # reference machine (measurements in docs/methods/pml_ld.md): the training set size n (n x n
@@ -269,16 +270,11 @@ class PMLLD(ValidatedParameters, BaseEstimator):
         the regressor is fitted per point, from scratch as in a fit. Each estimator yielded
         is identical to ``clone(self).set_params(**point).fit(X, Y)``.
         """
-        models = [clone(self).set_params(**dict(point)) for point in points]
+        models = point_models(self, points)
         for model in models:
             model._check_parameters(X, Y)
         X, Y = _checked_data(X, Y)
-        groups: dict[tuple, list[int]] = {}
-        for index, model in enumerate(models):
-            params = model.get_params(deep=False)
-            key = tuple(params[name] for name in ENHANCEMENT_PARAMETERS)
-            groups.setdefault(key, []).append(index)
-        for indices in groups.values():
+        for indices in groups_by(models, ENHANCEMENT_PARAMETERS).values():
             stage1 = None
             for index in indices:
                 model, start = models[index], time.perf_counter()
