@@ -1,5 +1,6 @@
 """NLR against the authors' NLR.m run in GNU Octave (committed numbers, no Octave needed), the
-primal and dual forms, sparse input, the demo's scaling and threshold, and parameter checks.
+primal and dual forms, sparse input, the demo's scaling and threshold, parameter checks, and
+fit_grid against fits from scratch.
 
 tests/fixtures/nlr/reference.npz holds the inputs and Octave's outputs; the script beside it
 (make_reference.py) produced them and regenerates them. Only the last test runs Octave.
@@ -15,9 +16,12 @@ import pytest
 import scipy.sparse as sp
 
 import pmlbench.methods.nlr as nlr_module
+from pmlbench.datasets.bundled import corel5k, emotions, enron, medical
 from pmlbench.errors import NotApplicable, PmlbenchError
-from pmlbench.methods.nlr import NLR, minmax_rows, nlr_solve
+from pmlbench.methods.nlr import NLR, minmax_rows, nlr_iterate, nlr_solve, nlr_system
+from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import registry
+from pmlbench.testing import check_fit_grid
 from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nlr"
@@ -202,3 +206,107 @@ def test_regenerated_reference_matches_the_committed_one(tmp_path):
         assert np.array_equal(fresh[f"{name}_pred"], REFERENCE[f"{name}_pred"])
         for part in ("W1", "raw"):
             assert relative_error(fresh[f"{name}_{part}"], REFERENCE[f"{name}_{part}"]) < RTOL
+
+
+# ---- the tuning grid and fit_grid ---------------------------------------------------------
+
+
+def real_subset(loader, n: int, *, features: int | None = None, labels=None, rate: float = 1.0):
+    """The first n instances of a bundled dataset (optionally only its first features and
+    labels) with uniform candidate noise."""
+    data = loader()
+    X = data.X[:n] if features is None else data.X[:n, :features]
+    return X, uniform_noise(data.Y[:n, :labels], np.random.default_rng(0), rate=rate)
+
+
+# each case takes a different way through the shared score products of several λ
+GRID_CASES = {
+    "dual, few candidates (per-label products)": (corel5k, 250, None, 80, 1.0, {}),
+    "primal through V, few candidates (rows gathered per label)": (
+        corel5k,
+        600,
+        None,
+        80,
+        1.0,
+        {"form": "primal"},
+    ),
+    "primal, dense candidates (one product)": (emotions, 300, None, None, 1.0, {}),
+    "dual, dense candidates (one product)": (enron, 250, None, None, 3.0, {}),
+    "primal through V, dense candidates (one product)": (medical, 600, 200, None, 4.0, {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRID_CASES))
+def test_fit_grid_equals_fits_from_scratch(case):
+    """λ only moves the threshold of step 3, so the λs' iterates differ only through their
+    noisy labels: the shared products change the scores' last bits, never a decision here,
+    and every fit is identical to its fit from scratch."""
+    loader, n, features, labels, rate, params = GRID_CASES[case]
+    X, Y = real_subset(loader, n, features=features, labels=labels, rate=rate)
+    model = NLR(**params)
+    system = nlr_system(X, Y, model.beta, model.gamma, form=model.form)
+    assert sp.issparse(X)
+    points = [{"lam": lam} for lam in NLR.default_tuning_grid["lam"]]
+    fits = dict(model.fit_grid(X, Y, points))
+    assert sorted(fits) == list(range(len(points)))
+    assert len({int(f.noisy_labels_.sum()) for f in fits.values()}) == len(points)
+    assert check_fit_grid(model, X, Y, points, atol=0) == 0.0
+    for index, point in enumerate(points):
+        alone = NLR(**params, **point).fit(X, Y)
+        assert np.array_equal(fits[index].noisy_labels_, alone.noisy_labels_)
+        assert np.array_equal(fits[index].W1_, alone.W1_)
+        assert fits[index].diagnostics_["last_change"] == alone.diagnostics_["last_change"]
+    assert system.by_label == case.startswith("dual, few")
+    assert system.through_V == ("through V" in case)
+
+
+def test_fit_grid_groups_points_that_need_their_own_eigendecomposition():
+    X, Y = real_subset(emotions, 200)
+    points = [{"lam": lam, "beta": beta} for beta in (1.0, 100.0) for lam in (1.7, 2.5)]
+    points.append({"lam": 2.1, "threshold": 0.5})
+    assert check_fit_grid(NLR(), X, Y, points, atol=0) == 0.0
+
+
+def test_fit_grid_refuses_what_fit_refuses():
+    X_train, Y_train, _, params = case_data("wide_demo")  # 50 instances x 90 features
+    points = [{"lam": 1.7}, {"lam": 2.1, "max_order": 49}]
+    with pytest.raises(NotApplicable, match="method.max_order=null"):
+        next(NLR(**params).fit_grid(X_train, Y_train, points))
+    with pytest.raises(PmlbenchError, match="method.lam"):
+        next(NLR().fit_grid(X_train, Y_train, [{"lam": -1.0}]))
+
+
+def reference_iterations(X, Y, beta, gamma, lam, max_iter):
+    """NLR's iterations with Eᵀ N recomputed in full every time (the loop as it was before
+    only the labels whose noisy set moved were recomputed)."""
+    system = nlr_system(X, Y, beta, gamma)
+    q, n, E = system.q, system.n, system.E
+    Z1 = np.zeros((E.shape[1], q))
+    Z2 = np.zeros_like(Z1)
+    EN = np.zeros_like(Z1)
+    noisy = np.zeros(system.flat.size, dtype=bool)
+    for _ in range(max_iter):
+        Z1 = system.c1 - EN - beta * system.theta * Z2
+        Z2 = system.c2 + EN - beta * system.theta * Z1
+        S = system.F @ (Z1 - Z2)  # the primal form, (XV)Z
+        noisy = 0.5 * (1.0 - S.reshape(-1)[system.flat]) - lam / 4 > 0
+        Nt = sp.csr_matrix(
+            (np.ones(int(noisy.sum())), (system.cols[noisy], system.rows[noisy])), shape=(q, n)
+        )
+        EN = (Nt @ E).T
+    return system.basis @ Z1, noisy
+
+
+def test_noisy_labels_product_recomputed_only_where_it_moved_is_exact():
+    X, Y = real_subset(emotions, 300)
+    assert not nlr_system(X, Y, 100.0, 10.0).through_V
+    W1, noisy = reference_iterations(X, Y, 100.0, 10.0, 2.1, 60)
+    [solution] = nlr_iterate(nlr_system(X, Y, 100.0, 10.0), [2.1], max_iter=60)
+    assert 0 < sum(solution.n_changed[1:]) and noisy.any()
+    assert np.array_equal(solution.W1, W1)  # bit for bit
+
+
+def test_default_grid_is_the_authors_range():
+    """docs/methods/nlr.md: λ from the authors' parameters.pdf, at the demo's β and γ."""
+    assert NLR.default_tuning_grid == {"lam": [1.3, 1.7, 2.1, 2.5]}
+    assert NLR().lam in NLR.default_tuning_grid["lam"]

@@ -1,6 +1,7 @@
 """PML-LRS (approximate re-implementation): the ALM meets S = Y + E, reaches the optimum of
 an independently solved special case, satisfies the KKT conditions, and moves planted
-irrelevant labels into E; its cheaper singular value thresholding agrees with the SVD's."""
+irrelevant labels into E; its cheaper singular value thresholding agrees with the SVD's;
+``fit_grid`` gives every grid point its fit from scratch bit for bit."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pmlbench.methods import pml_lrs
 from pmlbench.methods.pml3er import svt
 from pmlbench.methods.pml_lrs import PMLLRS, pml_lrs_alm, pml_lrs_objective, svt_lrs
 from pmlbench.numerics.linalg import with_bias
+from pmlbench.testing import check_fit_grid
 
 
 def low_rank_problem(seed: int = 0, n: int = 150, d: int = 15, q: int = 8):
@@ -158,3 +160,62 @@ def test_gram_route_leaves_the_fit_unchanged(monkeypatch):
     monkeypatch.setattr(pml_lrs, "GRAM_SVT_MIN_WORK", 0)
     gram = PMLLRS().fit(X, S.astype(np.uint8)).decision_function(X)
     np.testing.assert_allclose(gram, reference, atol=1e-8)
+
+
+def yeast_candidates(n: int = 300):
+    """The first ``n`` yeast instances with uniform candidate noise at rate 1.0."""
+    from pmlbench.datasets.bundled import yeast
+    from pmlbench.noise.uniform import uniform_noise
+
+    data = yeast()
+    return data.X[:n], uniform_noise(data.Y[:n], np.random.default_rng(0), rate=1.0)
+
+
+def test_default_grid_keeps_the_sparse_term_active():
+    (values,) = PMLLRS.default_tuning_grid.values()
+    assert list(PMLLRS.default_tuning_grid) == ["lambda_e"]
+    assert PMLLRS().lambda_e in values and 3 <= len(values) <= 6
+    # E takes more candidates as λ_E falls, and some at every grid point; at λ_E = 1 it is
+    # nearly empty on 0/1 labels
+    X, Y = yeast_candidates()
+    points = [{"lambda_e": v} for v in [*values, 1.0]]
+    nnz = {i: m.diagnostics_["nnz_E"] for i, m in PMLLRS().fit_grid(X, Y, points)}
+    ordered = [nnz[i] for i in np.argsort([p["lambda_e"] for p in points])]
+    assert ordered == sorted(ordered, reverse=True)
+    assert ordered[-2] > 10 * max(ordered[-1], 1)
+
+
+def test_fit_grid_is_bit_for_bit_the_fits_from_scratch():
+    X, Y = yeast_candidates()
+    points = [{"lambda_e": v} for v in PMLLRS.default_tuning_grid["lambda_e"]]
+    assert check_fit_grid(PMLLRS(), X, Y, points, atol=0) == 0
+    # grids that also split at the J and Z steps, with a repeated point and two max_iter
+    mixed = [
+        {"lambda_w": 0.1, "lambda_y": 1.0},
+        {"lambda_w": 1.0, "lambda_y": 0.3},
+        {"lambda_w": 1.0, "lambda_y": 1.0},
+        {"lambda_w": 1.0, "lambda_y": 1.0},
+        {"lambda_w": 1.0, "lambda_y": 1.0, "max_iter": 40},
+    ]
+    assert check_fit_grid(PMLLRS(), X[:150], Y[:150], mixed, atol=0) == 0
+
+
+def test_grid_solver_shares_the_iterations_before_the_points_differ(monkeypatch):
+    X, Y = yeast_candidates(200)
+    Xb, S = with_bias(X), Y.astype(float)
+    lambdas = [(1.0, 1.0, 1.0), (1.0, 1.0, 0.5), (1.0, 1.0, 0.25)]
+    solves = []
+    original = pml_lrs.SymmetricSolver.solve
+    monkeypatch.setattr(
+        pml_lrs.SymmetricSolver,
+        "solve",
+        lambda self, B, s: solves.append(s) or original(self, B, s),
+    )
+    together = dict(pml_lrs.pml_lrs_alm_grid(Xb, S, lambdas))
+    shared = len(solves)
+    solves.clear()
+    alone = [pml_lrs_alm(Xb, S, *lam) for lam in lambdas]
+    assert shared < 0.8 * len(solves)  # the first ~60 of ~120 iterations once, not three times
+    for i, result in enumerate(alone):
+        assert np.array_equal(together[i].W, result.W)
+        assert together[i].residuals == result.residuals

@@ -1,5 +1,6 @@
 """PML-NI: the ALM solver (ridge special case, planted feature-induced noise), the size
-predictor against a brute-force reference, min-max scaling, and dense/sparse agreement."""
+predictor against a brute-force reference, min-max scaling, dense/sparse agreement, and the
+tuning grid (its noise term active on real data) fitted by ``fit_grid``."""
 
 from __future__ import annotations
 
@@ -11,12 +12,17 @@ from sklearn.linear_model import Ridge
 from pmlbench.errors import PmlbenchError
 from pmlbench.methods.pml_ni import (
     PMLNI,
+    AlmSystem,
     best_cuts,
+    design_matrix,
     minmax_apply,
     minmax_fit,
     pml_ni_alm,
     pml_ni_objective,
+    solve_alm,
 )
+from pmlbench.noise.uniform import uniform_noise
+from pmlbench.testing import check_fit_grid
 
 
 def brute_force_cut(scores: np.ndarray, target: np.ndarray) -> float:
@@ -154,3 +160,81 @@ def test_noise_term_vanishes_when_beta_is_at_most_gamma(beta, gamma):
     X, S, _ = planted_noise_problem()
     model = PMLNI(beta=beta, gamma=gamma).fit(X, S)
     assert model.diagnostics_["nnz_V"] == 0
+
+
+def emotions_candidates(n: int = 300):
+    """The first ``n`` emotions instances with uniform candidate noise at rate 1.0."""
+    from pmlbench.datasets.bundled import emotions
+
+    data = emotions()
+    return data.X[:n], uniform_noise(data.Y[:n], np.random.default_rng(0), rate=1.0)
+
+
+def test_default_grid_starts_at_the_demo_and_reaches_the_active_noise_term():
+    grid = PMLNI.default_tuning_grid
+    assert list(grid) == ["gamma"]
+    gammas = grid["gamma"]
+    assert gammas[0] == PMLNI().gamma == PMLNI().beta  # the demo value, where V = 0
+    assert gammas == sorted(gammas, reverse=True) and 3 <= len(gammas) <= 6
+
+
+def test_fit_grid_agrees_with_fits_from_scratch_and_uses_the_noise_term():
+    # warm-started points agree within the ALM's stopping tolerance: 1e-4 in score units
+    # (docs/methods/pml_ni.md, "Tuning grid"); the V = 0 points are the demo fit itself
+    X, Y = emotions_candidates()
+    points = [{"gamma": g} for g in PMLNI.default_tuning_grid["gamma"]]
+    assert check_fit_grid(PMLNI(), X, Y, points, atol=1e-4) > 0
+    fitted = {i: dict(m.diagnostics_) for i, m in PMLNI().fit_grid(X, Y, points)}
+    nnz = [fitted[i]["nnz_V"] for i in range(len(points))]
+    assert nnz[0] == 0 and all(n > 0 for n in nnz[2:])  # γ* is about 0.19 here
+    assert [fitted[i]["warm_start"] for i in range(len(points))] == [False, False, True, True]
+    assert all(fitted[i]["converged"] for i in fitted)
+
+
+def test_fit_grid_points_whose_noise_term_stays_zero_are_exact():
+    # γ >= β: V = 0 at every iteration, so every γ takes the demo's iterates bit for bit;
+    # two (λ, β) paths share the eigendecomposition, and γ = 0.3 < β = 0.6 may not
+    X, Y = emotions_candidates(200)
+    points = [{"gamma": g, "beta": b} for b in (0.5, 0.6) for g in (2.0, 0.5, 0.9)]
+    points.append({"gamma": 0.3, "beta": 0.6})
+    assert check_fit_grid(PMLNI(max_iter=300), X, Y, points[:-1], atol=0) == 0
+    assert check_fit_grid(PMLNI(max_iter=300), X, Y, points, atol=1e-4) <= 1e-4
+
+
+def test_fit_grid_with_mixed_blas_threads_fits_each_point_alone():
+    X, Y = emotions_candidates(120)
+    points = [{"gamma": 0.5, "blas_threads": 1}, {"gamma": 0.1, "blas_threads": 2}]
+    assert check_fit_grid(PMLNI(max_iter=200), X, Y, points, atol=0) == 0
+
+
+def test_shadow_gammas_report_whether_their_iterates_coincide():
+    X, Y = emotions_candidates()
+    Phi = design_matrix(X, *minmax_fit(X))
+    system = AlmSystem.build(Phi, Y.astype(float))
+    result = solve_alm(system, 10.0, 0.5, 0.5, shadows=[0.3, 0.2, 0.1, 0.05])
+    assert result.coincident == (True, True, False, False)
+    for gamma, same in ((0.3, True), (0.2, True), (0.1, False)):
+        alone = solve_alm(system, 10.0, 0.5, gamma)
+        assert np.array_equal(alone.U, result.U) is same
+        assert (alone.n_iter == result.n_iter) is same
+
+
+def test_size_predictor_ignores_the_zero_singular_values_of_a_rank_deficient_design():
+    # cal500 has more labels (174) than features + 1 (69), so U and the size predictor's
+    # design [ΦUᵀ, 1] are rank-deficient; LAPACK's default cutoff kept a rounding-level
+    # singular value here and gave weights of 3.7e12 that moved with the BLAS kernel
+    from pmlbench.datasets.bundled import cal500
+
+    data = cal500()
+    X, Y = data.X[:250], uniform_noise(data.Y[:250], np.random.default_rng(0), rate=1.0)
+    model = PMLNI().fit(X, Y)
+    assert model.diagnostics_["rank_U"] < Y.shape[1]
+    assert np.abs(model.size_weights_).max() < 100
+    scores = model.disambiguation_scores_
+    design = np.hstack([scores, np.ones((len(scores), 1))])
+    cuts = best_cuts(scores, Y)
+    # the weights are the minimum-norm least-squares fit on the design's numerical range
+    rank = np.linalg.matrix_rank(design, tol=1e-10 * np.linalg.norm(design, 2))
+    assert rank < design.shape[1]
+    reference = np.linalg.pinv(design, rcond=1e-10) @ cuts
+    np.testing.assert_allclose(model.size_weights_, reference, atol=1e-8)

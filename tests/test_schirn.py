@@ -1,6 +1,7 @@
 """Schirn against the authors' DiscrementalMLC_train.m run in GNU Octave (committed numbers, no
 Octave needed), stage by stage and whole, the SVD convention of the C update, independence
-from rounding-level noise, parameter checks and refusals.
+from rounding-level noise, parameter checks and refusals, step 1 through sparse features, and
+fit_grid against fits from scratch.
 
 tests/fixtures/schirn/reference.npz holds the inputs and Octave's outputs; the script beside
 it (make_reference.py) produced them and regenerates them. Only the last test runs Octave.
@@ -8,26 +9,33 @@ it (make_reference.py) produced them and regenerates them. Only the last test ru
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
+from unittest.mock import ANY
 
 import numpy as np
 import pytest
 import scipy.linalg
 import scipy.sparse as sp
 
+import pmlbench.methods.schirn as schirn_module
+from pmlbench.datasets.bundled import corel5k, emotions, enron
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods.schirn import (
     Schirn,
     canonical_vector_sums,
     schirn_solve,
+    schirn_system,
     singular_vector_sums,
     update_c,
     update_p,
     w_coefficients,
+    w_step,
 )
+from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import registry
-from pmlbench.testing import check_method
+from pmlbench.testing import check_fit_grid, check_method
 from tests.helpers import regenerated_reference
 
 FIXTURES = Path(__file__).parent / "fixtures" / "schirn"
@@ -348,3 +356,113 @@ def test_regenerated_reference_matches_the_committed_one(tmp_path):
             for part in ("W", "raw"):
                 key = f"{name}_{prefix}{part}"
                 assert relative_error(fresh[key], REFERENCE[key]) < RTOL
+
+
+# ---- step 1 through sparse features, the tuning grid and fit_grid -------------------------
+
+
+def real_subset(loader, n: int, labels=None, rate: float = 1.0):
+    """The first n instances of a bundled dataset (optionally only its first labels) with
+    uniform candidate noise."""
+    data = loader()
+    return data.X[:n], uniform_noise(data.Y[:n, :labels], np.random.default_rng(0), rate=rate)
+
+
+def test_step_1_through_sparse_features_is_the_same_product():
+    """X V_x diag(1/(2β+ρs²)) V_xᵀ Xᵀ M = U_x diag(s²/(2β+ρs²)) U_xᵀ M, to rounding."""
+    X, Y = real_subset(corel5k, 600, labels=40)
+    system = schirn_system(X, Y)
+    assert system.X is not None and system.Ux is None  # the sparse route is the cheaper one
+    dense = schirn_system(X.toarray(), Y)
+    assert dense.X is None
+    rng = np.random.default_rng(1)
+    C, phi = rng.normal(size=Y.shape), rng.normal(size=Y.shape)
+    for rho in (1e-4, 0.3, 1.4):
+        coef, XW = w_step(system, C, phi, rho, 0.1)
+        coef_dense, XW_dense = w_step(dense, C, phi, rho, 0.1)
+        np.testing.assert_allclose(XW, XW_dense, rtol=0, atol=1e-12 * np.abs(XW_dense).max())
+        W, W_dense = system.Vxt.T @ coef, dense.Vxt.T @ coef_dense
+        np.testing.assert_allclose(W, W_dense, rtol=0, atol=1e-12 * np.abs(W_dense).max())
+
+
+@pytest.mark.parametrize("c_update", ["code", "singular_values"])
+def test_whole_fit_through_sparse_features_agrees_with_the_dense_route(c_update):
+    """The same decisions and, to rounding amplified by the 100 iterations, the same W
+    (measured 6e-14 of its largest entry, as a 1e-15 perturbation of X moves it)."""
+    X, Y = real_subset(corel5k, 600, labels=40)
+    sparse = Schirn(c_update=c_update).fit(X, Y)
+    dense = Schirn(c_update=c_update).fit(X.toarray(), Y)
+    assert np.array_equal(sparse.noisy_labels_, dense.noisy_labels_)
+    assert np.abs(sparse.W_ - dense.W_).max() < 1e-10 * np.abs(dense.W_).max()
+
+
+# each case: data, grid, parameters; the first two go through sparse features
+GRID_CASES = {
+    "alpha, sparse features": (corel5k, 600, 40, None, {}),
+    "lam and alpha, sparse features": (
+        corel5k,
+        600,
+        40,
+        {"lam": [0.01, 0.04], "alpha": [0.5, 2.0]},
+        {},
+    ),
+    "alpha, dense": (emotions, 300, None, None, {}),
+    "alpha, fewer instances than labels": (enron, 40, None, None, {}),
+    "lam and alpha, singular values": (
+        emotions,
+        300,
+        None,
+        {"lam": [0.04, 0.1], "alpha": [0.5, 1.0]},
+        {"c_update": "singular_values"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRID_CASES))
+def test_fit_grid_equals_fits_from_scratch(case, monkeypatch):
+    """Grid points share iterations only while their iterates are equal: every fit is
+    identical to its fit from scratch, bit for bit, and fewer iterations are run."""
+    loader, n, labels, grid, params = GRID_CASES[case]
+    X, Y = real_subset(loader, n, labels=labels)
+    grid = grid or Schirn.default_tuning_grid
+    points = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+    model = Schirn(**params)
+    iterations = []
+    monkeypatch.setattr(
+        schirn_module,
+        "_iteration",
+        lambda *args, step=schirn_module._iteration: iterations.append(1) or step(*args),
+    )
+    fits = dict(model.fit_grid(X, Y, points))
+    shared = len(iterations)
+    assert sorted(fits) == list(range(len(points)))
+    assert shared < len(points) * model.max_iter
+    assert check_fit_grid(model, X, Y, points, atol=0) == 0.0
+    for index, point in enumerate(points):
+        alone = Schirn(**params, **point).fit(X, Y)
+        assert np.array_equal(fits[index].W_, alone.W_)
+        assert np.array_equal(fits[index].noisy_labels_, alone.noisy_labels_)
+        assert fits[index].diagnostics_ == {**alone.diagnostics_, "fit_seconds": ANY}
+
+
+def test_fit_grid_shares_the_svd_across_beta_and_refuses_what_fit_refuses(monkeypatch):
+    X, Y = real_subset(emotions, 150)
+    systems = []
+    monkeypatch.setattr(
+        schirn_module,
+        "schirn_system",
+        lambda *args, build=schirn_module.schirn_system: systems.append(1) or build(*args),
+    )
+    points = [{"beta": 0.1, "alpha": 0.5}, {"beta": 10.0, "alpha": 0.5}, {"threshold": 0.5}]
+    assert check_fit_grid(Schirn(max_iter=30), X, Y, points, atol=0) == 0.0
+    assert len(systems) == 1 + len(points)  # one for the grid, one per fit from scratch
+    with pytest.raises(NotApplicable, match="method.max_labels=null"):
+        next(Schirn().fit_grid(X, Y, [{"alpha": 0.5}, {"max_labels": 3}]))
+    with pytest.raises(PmlbenchError, match="method.alpha"):
+        next(Schirn().fit_grid(X, Y, [{"alpha": -1.0}]))
+
+
+def test_default_grid_is_the_authors_range():
+    """docs/methods/schirn.md: α from readme.m's commented grid, around the demo's 0.5."""
+    assert Schirn.default_tuning_grid == {"alpha": [0.5, 1.0, 2.0]}
+    assert Schirn().alpha in Schirn.default_tuning_grid["alpha"]

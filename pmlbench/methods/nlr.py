@@ -27,7 +27,10 @@ instance to [0, 1] and a label is predicted where the scaled score exceeds 0.9 (
 **Solver.** The W steps are solved in the basis of the generalised eigenproblem
 ``XᵀX v = θ A v`` (``VᵀAV = I``), where ``A⁻¹`` and ``A⁻¹XᵀX`` are both diagonal: steps 1-2
 become element-wise, and one iteration costs one product for the scores ``X(W1 − W2)`` and
-one for the noisy labels' contribution. The reduction factors ``A`` by Cholesky first, so,
+one for the noisy labels' contribution ``EᵀN``, recomputed only for the labels whose noisy
+set changed. The eigendecomposition does not depend on λ, and λ reaches the iterates only
+through step 3's comparisons: tuning runs a grid of λ side by side on one decomposition
+(:func:`nlr_system`, :func:`nlr_iterate`). The reduction factors ``A`` by Cholesky first, so,
 like MATLAB's backslash on A, it is insensitive to the scale of individual features (the raw
 birds features reach 1e5). When there are fewer training instances than features, the same
 iteration runs on the n x n kernel ``K = XXᵀ`` (``W = Xᵀ B``; push-through identity), which
@@ -38,12 +41,14 @@ orders of magnitude.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import check_features, check_label_matrix
@@ -53,6 +58,9 @@ from pmlbench.numerics.linalg import gram
 
 FORMS = ("auto", "primal", "dual")
 _MAX_GATHERED = 2**23  # numbers (64 MiB) in the candidate rows of the score matrix
+# parameters that leave the eigendecomposition alone: grid points differing only in these
+# share one system in fit_grid
+_PER_LAMBDA = ("lam", "threshold")
 
 
 @dataclass
@@ -66,22 +74,38 @@ class NLRSolution:
     n_changed: list[int]  # entries of N that changed in each iteration
 
 
-def nlr_solve(
-    X,
-    Y: np.ndarray,
-    beta: float,
-    gamma: float,
-    lam: float,
-    *,
-    max_iter: int = 100,
-    form: str = "auto",
-) -> NLRSolution:
-    """Run ``max_iter`` iterations of NLR's block-coordinate updates (as ``NLR.m``).
+@dataclass
+class NLRSystem:
+    """Everything of NLR's iteration that does not depend on λ (:func:`nlr_system`).
 
-    ``X`` is n x d (dense or sparse), ``Y`` the n x q 0/1 candidate matrix. ``form`` is
-    ``primal`` (the d x d system, as the authors), ``dual`` (the n x n kernel system) or
-    ``auto`` (dual when n < d). ``gamma`` must be positive.
+    The candidates' (row, label) coordinates grouped by label, the eigenbasis of
+    ``XᵀX v = θ A v`` (or of K = XXᵀ) with its diagonal ``θ``, the products ``E`` (right-hand
+    sides) and ``F`` (scores) in that basis, and the constant parts ``c1 = Eᵀ(Y + β1)`` and
+    ``c2 = Eᵀ(Ȳ + β1)`` of steps 1 and 2.
     """
+
+    X: Any  # the features, dense or sparse
+    n: int
+    q: int
+    beta: float
+    dual: bool
+    rows: np.ndarray
+    cols: np.ndarray
+    flat: np.ndarray
+    basis: np.ndarray
+    E: np.ndarray
+    F: np.ndarray
+    theta: np.ndarray
+    through_V: bool
+    by_label: bool
+    F_candidates: np.ndarray | None
+    bounds: np.ndarray
+    c1: np.ndarray
+    c2: np.ndarray
+
+
+def nlr_system(X, Y: np.ndarray, beta: float, gamma: float, *, form: str = "auto") -> NLRSystem:
+    """The λ-independent part of :func:`nlr_solve`: one eigendecomposition for any λ."""
     n, d = X.shape
     q = Y.shape[1]
     if form not in FORMS:
@@ -118,44 +142,157 @@ def nlr_solve(
     # iteration instead of multiplying n x r by r x q.
     r = E.shape[1]
     by_label = not through_V and 10 * flat.size < n * q and flat.size * r <= _MAX_GATHERED
-    if by_label:
-        F_candidates = F[rows]
-        bounds = np.searchsorted(cols, np.arange(q + 1))
     EY = (sp.csr_matrix((np.ones(flat.size), (cols, rows)), shape=(q, n)) @ E).T  # EᵀY
     E1 = E.sum(axis=0)[:, None]  # Eᵀ1
-    c1 = EY + beta * E1  # Eᵀ(Y + β1)
-    c2 = (1.0 + beta) * E1 - EY  # Eᵀ(Ȳ + β1)
-    Z1 = np.zeros((E.shape[1], q))
+    return NLRSystem(
+        X=X,
+        n=n,
+        q=q,
+        beta=beta,
+        dual=dual,
+        rows=rows,
+        cols=cols,
+        flat=flat,
+        basis=basis,
+        E=E,
+        F=F,
+        theta=theta,
+        through_V=through_V,
+        by_label=by_label,
+        F_candidates=F[rows] if by_label else None,
+        bounds=np.searchsorted(cols, np.arange(q + 1)),
+        c1=EY + beta * E1,  # Eᵀ(Y + β1)
+        c2=(1.0 + beta) * E1 - EY,  # Eᵀ(Ȳ + β1)
+    )
+
+
+def _candidate_scores(system: NLRSystem, D: np.ndarray) -> np.ndarray:
+    """``X(W1 − W2)`` on the candidates, k x |C|, from the coefficients ``D`` (k x r x q).
+
+    One λ (k = 1) is computed as a fit always has. Several share each product: the λs'
+    coefficients stacked side by side, or, where candidates are few, one small product per
+    label on the candidates' rows only. A shared product's entries may differ from separate
+    products' in their last bits (BLAS blocks a wider product differently); only step 3's
+    comparisons read them.
+    """
+    k, r, q = D.shape
+    if k == 1 and not system.by_label:
+        S = np.asarray(system.X @ (system.basis @ D[0])) if system.through_V else system.F @ D[0]
+        return S.reshape(-1)[system.flat][None, :]
+    bounds = system.bounds
+    if k > 1 and not system.by_label and 10 * system.flat.size >= system.n * q:
+        D_all = D.transpose(1, 0, 2).reshape(r, k * q)
+        if system.through_V:
+            S = np.asarray(system.X @ (system.basis @ D_all))
+        else:
+            S = system.F @ D_all
+        # S is n x (k q): entry (i, p q + j) is λ_p's score of label j on instance i
+        at = system.rows * (k * q) + system.cols
+        return S.reshape(-1)[at + q * np.arange(k)[:, None]]
+    S_c = np.empty((k, system.flat.size))
+    for j in range(q):
+        a, b = bounds[j], bounds[j + 1]
+        if system.F_candidates is not None:  # kept gathered by label
+            F_j = system.F_candidates[a:b]
+        else:  # the candidates' rows are not kept gathered: gather this label's
+            F_j = system.F[system.rows[a:b]]
+        if k == 1:
+            S_c[0, a:b] = F_j @ D[0, :, j]
+        else:
+            S_c[:, a:b] = (F_j @ D[:, :, j].T).T
+    return S_c
+
+
+def nlr_iterate(system: NLRSystem, lams, *, max_iter: int = 100) -> list[NLRSolution]:
+    """Run ``max_iter`` iterations of NLR's updates for each λ in ``lams``, in lockstep.
+
+    Every λ follows its own iterates (steps 1-3 of the module docstring); only the products
+    with the system's matrices are shared, one per iteration for all of them. ``EᵀN`` is
+    recomputed only for the labels whose noisy set changed, each label's column exactly as
+    the whole product computes it.
+    """
+    lams = [float(lam) for lam in lams]
+    k, q, n = len(lams), system.q, system.n
+    flat, E = system.flat, system.E
+    c1, c2 = system.c1, system.c2
+    beta, theta = system.beta, system.theta
+    quarter = np.array([lam / 4 for lam in lams])[:, None]
+    Z1 = np.zeros((k, E.shape[1], q))
     Z2 = np.zeros_like(Z1)
-    noisy = np.zeros(flat.size, dtype=bool)  # N on the candidates
-    EN = np.zeros_like(Z1)  # Eᵀ N
-    changed: list[int] = []
+    noisy = np.zeros((k, flat.size), dtype=bool)  # N on the candidates
+    NE = np.zeros((k, q, E.shape[1]))  # Nᵀ E, label by label
+    EN = NE.transpose(0, 2, 1)  # Eᵀ N
+    changed: list[list[int]] = [[] for _ in lams]
     for _ in range(max_iter):
         Z1 = c1 - EN - beta * theta * Z2  # step 1 in the eigenbasis
         Z2 = c2 + EN - beta * theta * Z1  # step 2
-        D = Z1 - Z2
-        if by_label:
-            S_c = np.empty(flat.size)
-            for j in range(q):
-                S_c[bounds[j] : bounds[j + 1]] = F_candidates[bounds[j] : bounds[j + 1]] @ D[:, j]
-        else:
-            S = np.asarray(X @ (basis @ D)) if through_V else F @ D
-            S_c = S.reshape(-1)[flat]
+        S_c = _candidate_scores(system, Z1 - Z2)
         # step 3: G = N − ¼∇ = ½(Y − Ȳ) − ½S, i.e. ½(1 − S) on the candidates; soft-threshold
         # at λ/4 and round every positive entry up to 1
-        new = 0.5 * (1.0 - S_c) - lam / 4 > 0
-        changed.append(int(np.count_nonzero(new != noisy)))
+        new = 0.5 * (1.0 - S_c) - quarter > 0
+        moved = new != noisy
+        for p in range(k):
+            changed[p].append(int(np.count_nonzero(moved[p])))
         noisy = new
-        Nt = sp.csr_matrix((np.ones(int(noisy.sum())), (cols[noisy], rows[noisy])), shape=(q, n))
-        EN = (Nt @ E).T  # N is sparse: nnz(N) x r work
-    N = np.zeros(n * q, dtype=np.uint8)
-    N[flat[noisy]] = 1
-    N = N.reshape(n, q)
-    if dual:
-        W1, W2 = np.asarray(X.T @ (basis @ Z1)), np.asarray(X.T @ (basis @ Z2))
-    else:
-        W1, W2 = basis @ Z1, basis @ Z2
-    return NLRSolution(W1=W1, W2=W2, N=N, form="dual" if dual else "primal", n_changed=changed)
+        if moved.any():
+            _update_ne(NE, noisy, moved, system)
+    solutions = []
+    for p in range(k):
+        marks = np.zeros(n * q, dtype=np.uint8)
+        marks[flat[noisy[p]]] = 1
+        N = marks.reshape(n, q)
+        if system.dual:
+            W1 = np.asarray(system.X.T @ (system.basis @ Z1[p]))
+            W2 = np.asarray(system.X.T @ (system.basis @ Z2[p]))
+        else:
+            W1, W2 = system.basis @ Z1[p], system.basis @ Z2[p]
+        form = "dual" if system.dual else "primal"
+        solutions.append(NLRSolution(W1=W1, W2=W2, N=N, form=form, n_changed=changed[p]))
+    return solutions
+
+
+def _update_ne(NE: np.ndarray, noisy: np.ndarray, moved: np.ndarray, system: NLRSystem) -> None:
+    """Recompute ``NE[p, j] = Σ E[i]`` over the noisy candidates i of label j, for the (λ,
+    label) pairs whose noisy set moved (k x |C| masks).
+
+    Each is one row of a sparse (pairs x n) 0/1 matrix times E: scipy adds a row's E rows in
+    order, exactly as it does for the whole Nᵀ E, so the rows not recomputed are those
+    it would give again.
+    """
+    k, q = NE.shape[:2]
+    rows, cols = system.rows, system.cols
+    pairs = np.zeros((k, q), dtype=bool)
+    p_moved, at_moved = np.nonzero(moved)
+    pairs[p_moved, cols[at_moved]] = True
+    p_pair, j_pair = np.nonzero(pairs)
+    position = np.zeros((k, q), dtype=np.intp)
+    position[p_pair, j_pair] = np.arange(p_pair.size)
+    p_in, at_in = np.nonzero(noisy & pairs[:, cols])
+    Nt = sp.csr_matrix(
+        (np.ones(at_in.size), (position[p_in, cols[at_in]], rows[at_in])),
+        shape=(p_pair.size, system.n),
+    )
+    NE[p_pair, j_pair] = Nt @ system.E
+
+
+def nlr_solve(
+    X,
+    Y: np.ndarray,
+    beta: float,
+    gamma: float,
+    lam: float,
+    *,
+    max_iter: int = 100,
+    form: str = "auto",
+) -> NLRSolution:
+    """Run ``max_iter`` iterations of NLR's block-coordinate updates (as ``NLR.m``).
+
+    ``X`` is n x d (dense or sparse), ``Y`` the n x q 0/1 candidate matrix. ``form`` is
+    ``primal`` (the d x d system, as the authors), ``dual`` (the n x n kernel system) or
+    ``auto`` (dual when n < d). ``gamma`` must be positive.
+    """
+    system = nlr_system(X, Y, beta, gamma, form=form)
+    return nlr_iterate(system, [lam], max_iter=max_iter)[0]
 
 
 def minmax_rows(raw: np.ndarray) -> np.ndarray:
@@ -168,6 +305,12 @@ def minmax_rows(raw: np.ndarray) -> np.ndarray:
     span = raw.max(axis=1, keepdims=True) - low
     flat = span <= 0
     return np.where(flat, 0.0, (raw - low) / np.where(flat, 1.0, span))
+
+
+def _inputs(X, Y) -> tuple:
+    """Checked training features and candidate labels."""
+    X = check_features(X)
+    return X, check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
 
 
 class NLR(ValidatedParameters, BaseEstimator):
@@ -193,6 +336,8 @@ class NLR(ValidatedParameters, BaseEstimator):
     """
 
     default_bipartition = {"rule": "method"}
+    # the authors' λ range at the demo's β and γ (docs/methods/nlr.md, "Tuning grid")
+    default_tuning_grid = {"lam": [1.3, 1.7, 2.1, 2.5]}
     parameter_constraints = {
         "beta": [Interval(float, 0, None)],
         "gamma": [Interval(float, 0, None, closed="neither")],
@@ -228,16 +373,8 @@ class NLR(ValidatedParameters, BaseEstimator):
         """Run the updates on the candidate labels; keep W1 (and W2, N for inspection)."""
         self._validate_params()
         start = time.perf_counter()
-        X = check_features(X)
-        Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
-        order = min(X.shape) if self.form == "auto" else X.shape[self.form == "primal"]
-        if self.max_order is not None and order > self.max_order:
-            raise NotApplicable(
-                f"NLR on {X.shape[0]} training instances x {X.shape[1]} features needs a "
-                f"{order} x {order} eigendecomposition and {self.max_iter} products with it, "
-                f"over method.max_order={self.max_order} (set for a budget of 10x ML-kNN's "
-                "time); set method.max_order=null to run it anyway"
-            )
+        X, Y = _inputs(X, Y)
+        self._refuse_over_cap(X)
         with threadpool_limits(self.blas_threads, user_api="blas"):
             solution = nlr_solve(
                 X,
@@ -248,6 +385,61 @@ class NLR(ValidatedParameters, BaseEstimator):
                 max_iter=int(self.max_iter),
                 form=self.form,
             )
+        return self._adopt(solution, X, Y, start)
+
+    def fit_grid(self, X, Y, points) -> Iterator[tuple[int, NLR]]:
+        """Fit every grid point (tuning's hook, :meth:`pmlbench.plugin.MethodHooks.fit_grid`).
+
+        Points that differ only in ``lam`` and ``threshold`` share one :func:`nlr_system`
+        (the Gram matrix and its eigendecomposition) and run their iterations in lockstep,
+        one score product per iteration for all of them (:func:`nlr_iterate`). W1 and W2
+        depend on the scores only through step 3's comparisons, so each point equals its fit
+        from scratch bit for bit unless a score lies within rounding (about 1e-15) of its
+        threshold (tests/test_nlr.py). ``diagnostics_["fit_seconds"]`` counts from the start
+        of the grid.
+        """
+        start = time.perf_counter()
+        models = [clone(self).set_params(**point) for point in points]
+        for model in models:
+            model._validate_params()
+        X, Y = _inputs(X, Y)
+        groups: dict[tuple, list[int]] = {}
+        for index, model in enumerate(models):
+            model._refuse_over_cap(X)
+            params = model.get_params(deep=False)
+            key = tuple(sorted((k, v) for k, v in params.items() if k not in _PER_LAMBDA))
+            groups.setdefault(key, []).append(index)
+        for indices in groups.values():
+            first = models[indices[0]]
+            with threadpool_limits(first.blas_threads, user_api="blas"):
+                system = nlr_system(
+                    X,
+                    Y,
+                    float(first.beta),
+                    float(first.gamma),
+                    form=first.form,
+                )
+                solutions = nlr_iterate(
+                    system,
+                    [float(models[i].lam) for i in indices],
+                    max_iter=int(first.max_iter),
+                )
+            for index, solution in zip(indices, solutions, strict=True):
+                yield index, models[index]._adopt(solution, X, Y, start)
+
+    def _refuse_over_cap(self, X) -> None:
+        """Refuse a system over ``max_order`` before any work."""
+        order = min(X.shape) if self.form == "auto" else X.shape[self.form == "primal"]
+        if self.max_order is not None and order > self.max_order:
+            raise NotApplicable(
+                f"NLR on {X.shape[0]} training instances x {X.shape[1]} features needs a "
+                f"{order} x {order} eigendecomposition and {self.max_iter} products with it, "
+                f"over method.max_order={self.max_order} (set for a budget of 10x ML-kNN's "
+                "time); set method.max_order=null to run it anyway"
+            )
+
+    def _adopt(self, solution: NLRSolution, X, Y: np.ndarray, start: float) -> NLR:
+        """Keep a solution as the fitted model, with its diagnostics."""
         self.W1_, self.W2_, self.noisy_labels_ = solution.W1, solution.W2, solution.N
         self.n_features_in_ = X.shape[1]
         stable = next(

@@ -670,7 +670,11 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
         self.feature_map_ = features.feature_map
         self.W_, self.U_, self.V_ = result.W, result.U, result.V
         self.enhanced_labels_ = enhancement.J
-        self.disambiguation_scores_ = enhancement.J
+        # the fitted model's own scores on its training rows (PML_test.m's scaling), not J:
+        # under uniform noise J ranks candidates by label rarity, false ones first
+        # (docs/methods/pml_lenfn.md, "Disambiguation scores")
+        with threadpool_limits(self.blas_threads, user_api="blas"):
+            self.disambiguation_scores_ = minmax_rows(Xb @ result.W)
         self.losses_ = np.asarray(result.losses)
         self.n_features_in_ = features.Xs.shape[1]
         iterations = len(result.losses)

@@ -11,17 +11,26 @@ map W (features with a bias column) is fitted to Y with a trace-norm penalty on 
 
 It is solved by the inexact augmented Lagrangian method with the splits J = W and Z = Y.
 Scores are ``XW``; a label is predicted when its score is at least ``threshold`` (0.5).
+
+``fit_grid`` fits a tuning grid on one training set with one eigendecomposition of ``XᵀX``
+and runs the grid points' ALMs together while their iterates are identical (every
+thresholding step giving the same matrix for all of them, as in the first half of the
+iterations, where every threshold λ/μ exceeds what it thresholds); each result equals its
+fit from scratch bit for bit (:func:`pml_lrs_alm_grid`).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 import scipy.linalg
 from scipy.linalg.blas import dsyrk
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
@@ -140,59 +149,236 @@ def pml_lrs_alm(
 
     Stops when all three residuals are below ``tol * ‖S‖_F``.
     """
+    ((_, result),) = pml_lrs_alm_grid(
+        X,
+        S,
+        [(lambda_w, lambda_y, lambda_e)],
+        max_iter=max_iter,
+        mu=mu,
+        rho=rho,
+        mu_max=mu_max,
+        tol=tol,
+    )
+    return result
+
+
+@dataclass
+class _Branch:
+    """The ALM's state at the start of an iteration, shared by the grid points ``members``."""
+
+    members: list[int]
+    W: np.ndarray
+    Y: np.ndarray
+    E: np.ndarray
+    L1: np.ndarray
+    L2: np.ndarray
+    L3: np.ndarray
+    mu: float
+    n_iter: int = 0
+    converged: bool = False
+    residuals: list[float] = field(default_factory=list)
+
+    def split(self, members: list[int]) -> _Branch:
+        """A copy of the state for ``members``."""
+        return replace(
+            self,
+            members=members,
+            W=self.W.copy(),
+            Y=self.Y.copy(),
+            E=self.E.copy(),
+            L1=self.L1.copy(),
+            L2=self.L2.copy(),
+            L3=self.L3.copy(),
+            converged=False,
+            residuals=[*self.residuals],
+        )
+
+
+def pml_lrs_alm_grid(
+    X,
+    S: np.ndarray,
+    lambdas: Sequence[tuple[float, float, float]],
+    *,
+    solver: SymmetricSolver | None = None,
+    max_iter: int = 500,
+    mu: float = 1e-4,
+    rho: float = 1.1,
+    mu_max: float = 1e10,
+    tol: float = 1e-6,
+) -> Iterator[tuple[int, LrsResult]]:
+    """:func:`pml_lrs_alm` for each (λ_W, λ_Y, λ_E) in ``lambdas``, as (index, result).
+
+    μ follows the same schedule for every point, so points run as one while each of the
+    three thresholding steps (J, Z, E) gives the same matrix for all their λs; this holds
+    early on, where every threshold λ/μ exceeds the norm of what it thresholds and the
+    result is zero. At the first step where the matrices differ the points split into
+    groups with equal matrices, and each group repeats the iteration from its start. Every
+    result is therefore that of its own run, bit for bit. ``solver`` is the
+    eigendecomposition of ``XᵀX`` when the caller has it.
+    """
+    if not lambdas:
+        return
     n, q = S.shape
     p = X.shape[1]
-    solver = SymmetricSolver(gram(X))
-    W = np.zeros((p, q))
-    Y = np.zeros((n, q))
-    E = np.zeros((n, q))
-    L1, L2, L3 = np.zeros((n, q)), np.zeros((p, q)), np.zeros((n, q))
+    solver = SymmetricSolver(gram(X)) if solver is None else solver
     # n x q work arrays, reused: every update below is the same sequence of floating-point
     # operations as the formulas in the docstring, written into them (fresh n x q temporaries
-    # cost page faults on every iteration for many labels)
-    M, T, R1, R3 = (np.empty((n, q)) for _ in range(4))
+    # cost page faults on every iteration for many labels). Y and E are computed into spares
+    # and swapped in, so a group that splits at the E step still has its iteration's start.
+    M, T, R1, R3, Y_next, E_next = (np.empty((n, q)) for _ in range(6))
     scale = max(float(np.linalg.norm(S)), 1.0)
-    residuals: list[float] = []
-    converged = False
-    n_iter = 0
-    while n_iter < max_iter:
-        n_iter += 1
-        J = svt_lrs(W + L2 / mu, lambda_w / mu)
-        np.add(Y, np.divide(L3, mu, out=M), out=M)
-        Z = svt_lrs(M, lambda_y / mu)
-        W = solver.solve(np.asarray(X.T @ Y) + mu * J - L2, mu)
-        # Y ← (XW + Λ1 − Λ3 + μ(S − E) + μZ) / (1 + 2μ), left to right
-        XW = np.asarray(X @ W)
-        np.add(XW, L1, out=XW)
-        np.subtract(XW, L3, out=XW)
-        np.add(XW, np.multiply(mu, np.subtract(S, E, out=T), out=T), out=XW)
-        np.add(XW, np.multiply(mu, Z, out=T), out=XW)
-        np.divide(XW, 1 + 2 * mu, out=Y)
-        # E ← soft(S − Y + Λ1/μ); a − clip(a, −τ, τ) is sign(a)·max(|a| − τ, 0) to the bit
-        np.add(np.subtract(S, Y, out=M), np.divide(L1, mu, out=T), out=M)
-        threshold = lambda_e / mu
-        np.subtract(M, np.clip(M, -threshold, threshold, out=T), out=E)
-        np.subtract(np.subtract(S, Y, out=R1), E, out=R1)
-        r2 = W - J
-        np.subtract(Y, Z, out=R3)
-        np.add(L1, np.multiply(mu, R1, out=T), out=L1)
-        L2 += mu * r2
-        np.add(L3, np.multiply(mu, R3, out=T), out=L3)
-        mu = min(rho * mu, mu_max)
-        residual = max(float(np.linalg.norm(r)) for r in (R1, r2, R3)) / scale
-        residuals.append(float(residual))
-        if residual < tol:
-            converged = True
-            break
-    return LrsResult(
-        W=W,
-        Y=Y,
-        E=E,
-        multipliers=(L1, L2, L3),
-        n_iter=n_iter,
-        converged=converged,
-        residuals=residuals,
+    start = _Branch(
+        members=list(range(len(lambdas))),
+        W=np.zeros((p, q)),
+        Y=np.zeros((n, q)),
+        E=np.zeros((n, q)),
+        L1=np.zeros((n, q)),
+        L2=np.zeros((p, q)),
+        L3=np.zeros((n, q)),
+        mu=mu,
     )
+    pending = [start]
+    while pending:
+        branch = pending.pop()
+        while branch.n_iter < max_iter and not branch.converged:
+            mu = branch.mu
+            W, Y, E, L1, L2, L3 = branch.W, branch.Y, branch.E, branch.L1, branch.L2, branch.L3
+            A = W + L2 / mu
+            J, parts = _same_for_all(
+                branch.members,
+                [lambdas[i][0] for i in branch.members],
+                partial(_svt_scaled, A, mu),
+                zero_for=partial(_svt_is_zero_scaled, A, mu),
+            )
+            if J is None:
+                pending.extend(branch.split(part) for part in parts[1:])
+                branch.members = parts[0]
+                continue
+            np.add(Y, np.divide(L3, mu, out=M), out=M)
+            Z, parts = _same_for_all(
+                branch.members,
+                [lambdas[i][1] for i in branch.members],
+                partial(_svt_scaled, M, mu),
+                zero_for=partial(_svt_is_zero_scaled, M, mu),
+            )
+            if Z is None:
+                pending.extend(branch.split(part) for part in parts[1:])
+                branch.members = parts[0]
+                continue
+            W = solver.solve(np.asarray(X.T @ Y) + mu * J - L2, mu)
+            # Y ← (XW + Λ1 − Λ3 + μ(S − E) + μZ) / (1 + 2μ), left to right
+            XW = np.asarray(X @ W)
+            np.add(XW, L1, out=XW)
+            np.subtract(XW, L3, out=XW)
+            np.add(XW, np.multiply(mu, np.subtract(S, E, out=T), out=T), out=XW)
+            np.add(XW, np.multiply(mu, Z, out=T), out=XW)
+            np.divide(XW, 1 + 2 * mu, out=Y_next)
+            # E ← soft(S − Y + Λ1/μ); a − clip(a, −τ, τ) is sign(a)·max(|a| − τ, 0) to the bit
+            np.add(np.subtract(S, Y_next, out=M), np.divide(L1, mu, out=T), out=M)
+            E_new, parts = _same_for_all(
+                branch.members,
+                [lambdas[i][2] for i in branch.members],
+                partial(_soft_scaled, M, mu, T, None),
+                zero_for=partial(_soft_is_zero_scaled, M, mu),
+                first=partial(_soft_scaled, M, mu, T, E_next),
+            )
+            if E_new is None:
+                pending.extend(branch.split(part) for part in parts[1:])
+                branch.members = parts[0]
+                continue
+            # the iteration is the same for every member: commit it
+            branch.W = W
+            branch.Y, Y_next = Y_next, Y
+            branch.E, E_next = E_new, E
+            Y, E = branch.Y, branch.E
+            np.subtract(np.subtract(S, Y, out=R1), E, out=R1)
+            r2 = W - J
+            np.subtract(Y, Z, out=R3)
+            np.add(L1, np.multiply(mu, R1, out=T), out=L1)
+            L2 += mu * r2
+            np.add(L3, np.multiply(mu, R3, out=T), out=L3)
+            branch.mu = min(rho * mu, mu_max)
+            branch.n_iter += 1
+            residual = max(float(np.linalg.norm(r)) for r in (R1, r2, R3)) / scale
+            branch.residuals.append(float(residual))
+            branch.converged = residual < tol
+        result = LrsResult(
+            W=branch.W,
+            Y=branch.Y,
+            E=branch.E,
+            multipliers=(branch.L1, branch.L2, branch.L3),
+            n_iter=branch.n_iter,
+            converged=branch.converged,
+            residuals=branch.residuals,
+        )
+        for index in branch.members:
+            yield index, result
+
+
+def _soft(M: np.ndarray, threshold: float, T: np.ndarray, *, out: np.ndarray | None) -> np.ndarray:
+    """``M − clip(M, −τ, τ)`` (soft thresholding), with ``T`` as the clip's work array."""
+    return np.subtract(M, np.clip(M, -threshold, threshold, out=T), out=out)
+
+
+def _svt_is_zero(A: np.ndarray, threshold: float) -> bool:
+    """Whether :func:`svt_lrs` returns zero by its Frobenius-norm shortcut."""
+    return bool(np.linalg.norm(A) <= threshold * (1.0 - 1e-12))
+
+
+# the thresholding steps at λ/μ for one λ of the grid (bound with functools.partial)
+def _svt_scaled(A: np.ndarray, mu: float, value: float) -> np.ndarray:
+    return svt_lrs(A, value / mu)
+
+
+def _svt_is_zero_scaled(A: np.ndarray, mu: float, value: float) -> bool:
+    return _svt_is_zero(A, value / mu)
+
+
+def _soft_scaled(
+    M: np.ndarray, mu: float, T: np.ndarray, out: np.ndarray | None, value: float
+) -> np.ndarray:
+    return _soft(M, value / mu, T, out=out)
+
+
+def _soft_is_zero_scaled(M: np.ndarray, mu: float, value: float) -> bool:
+    return float(np.abs(M).max(initial=0.0)) <= value / mu
+
+
+def _same_for_all(
+    members: list[int],
+    values: list[float],
+    compute: Callable[[float], np.ndarray],
+    *,
+    zero_for: Callable[[float], bool],
+    first: Callable[[float], np.ndarray] | None = None,
+) -> tuple[np.ndarray | None, list[list[int]]]:
+    """One thresholding step for every member's value: (its matrix, [members]) when the
+    matrix is the same for all, else (None, members grouped by equal matrices).
+
+    With one distinct value, or when even the smallest threshold gives zero (``zero_for``,
+    exact), the step is computed once; ``first`` computes it into a preallocated array.
+    """
+    first = compute if first is None else first
+    distinct = sorted(set(values))
+    if len(distinct) == 1 or zero_for(distinct[0]):
+        return first(distinct[0]), [members]
+    matrices: list[np.ndarray] = []
+    group_of: dict[float, int] = {}
+    for value in distinct:
+        matrix = compute(value)
+        for g, other in enumerate(matrices):
+            if np.array_equal(matrix, other):
+                group_of[value] = g
+                break
+        else:
+            group_of[value] = len(matrices)
+            matrices.append(matrix)
+    if len(matrices) == 1:
+        return first(distinct[0]), [members]
+    parts: list[list[int]] = [[] for _ in matrices]
+    for member, value in zip(members, values, strict=True):
+        parts[group_of[value]].append(member)
+    return None, parts
 
 
 class PMLLRS(ValidatedParameters, BaseEstimator):
@@ -213,6 +399,9 @@ class PMLLRS(ValidatedParameters, BaseEstimator):
         blas_threads: BLAS threads during fit and predict, an integer >= 1 (None: no limit).
     """
 
+    # λ_E from the default down, where the selection's optima lie (0.1 to 0.5 on seven
+    # datasets); sources in docs/methods/pml_lrs.md, "Tuning grid"
+    default_tuning_grid = {"lambda_e": [0.125, 0.25, 0.5]}
     default_bipartition = {"rule": "threshold", "threshold": 0.5}
     parameter_constraints = {
         "lambda_w": NON_NEGATIVE,
@@ -242,12 +431,15 @@ class PMLLRS(ValidatedParameters, BaseEstimator):
         self.threshold = threshold
         self.blas_threads = blas_threads
 
-    def fit(self, X, Y) -> PMLLRS:
-        """Solve the reconstructed objective on the candidate labels ``Y``."""
-        self._validate_params()
+    def _check_order(self, X) -> None:
         check_gram_order(
             getattr(X, "shape", (0, 0))[1] + 1, self.max_order, self.max_iter, method="PML-LRS"
         )
+
+    def fit(self, X, Y) -> PMLLRS:
+        """Solve the reconstructed objective on the candidate labels ``Y``."""
+        self._validate_params()
+        self._check_order(X)
         start = time.perf_counter()
         X = check_features(X)
         S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0]).astype(np.float64)
@@ -260,8 +452,53 @@ class PMLLRS(ValidatedParameters, BaseEstimator):
                 float(self.lambda_e),
                 max_iter=int(self.max_iter),
             )
+        return self._finish(result, X.shape[1], start)
+
+    def fit_grid(self, X, Y, points: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, PMLLRS]]:
+        """Fit every grid point on (X, Y) (pmlbench.plugin's hook): one eigendecomposition
+        of ``XᵀX``, and the points' ALMs run as one while their iterates are identical
+        (:func:`pml_lrs_alm_grid`). Each fit equals its fit from scratch bit for bit."""
+        models = [clone(self).set_params(**dict(point)) for point in points]
+        for model in models:
+            model._validate_params()
+            model._check_order(X)
+        if not models:
+            return
+        if len({model.blas_threads for model in models}) > 1:
+            # BLAS threads may change the rounding of the shared work: fit each alone
+            for index, model in enumerate(models):
+                yield index, model.fit(X, Y)
+            return
+        threads = models[0].blas_threads
+        start = time.perf_counter()
+        X = check_features(X)
+        S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0]).astype(np.float64)
+        Xb = with_bias(X)
+        with threadpool_limits(threads, user_api="blas"):
+            solver = SymmetricSolver(gram(Xb))
+        groups: dict[int, list[int]] = {}
+        for index, model in enumerate(models):
+            groups.setdefault(int(model.max_iter), []).append(index)
+        for max_iter, members in groups.items():
+            lambdas = [
+                (float(m.lambda_w), float(m.lambda_y), float(m.lambda_e))
+                for m in (models[i] for i in members)
+            ]
+            runs = pml_lrs_alm_grid(Xb, S, lambdas, solver=solver, max_iter=max_iter)
+            while True:
+                with threadpool_limits(threads, user_api="blas"):
+                    done = next(runs, None)
+                if done is None:
+                    break
+                position, result = done
+                index = members[position]
+                yield index, models[index]._finish(result, X.shape[1], start)
+                start = time.perf_counter()  # each point's seconds: the work since the last
+
+    def _finish(self, result: LrsResult, n_features: int, start: float) -> PMLLRS:
+        """Keep W and record the diagnostics and disambiguation scores."""
         self.coef_ = result.W
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = n_features
         self.diagnostics_ = {
             "n_iter": result.n_iter,
             "converged": result.converged,

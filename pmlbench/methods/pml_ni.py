@@ -15,17 +15,26 @@ Labels come from a learned threshold (the "size predictor" of Rank-SVM, as in
 candidate labels, and a linear regression from the scores predicts the cut for new
 instances. Unlike the released demo, the cut is fitted against the candidate labels, never
 the ground truth, and training and test scores both include the bias column.
+
+``fit_grid`` fits a tuning grid on one training set: the scaling, the design matrix, ``ΦᵀS``
+and the eigendecomposition of ``ΦᵀΦ`` once; along decreasing γ, a point whose iterates
+equal the previous point's (its V stays zero at every iteration) gets that fit, bit for
+bit, and any other point is warm-started from the previous point's solution (see
+:data:`WARM_BACKOFF`), agreeing with a fit from scratch within the ALM's stopping tolerance
+(docs/methods/pml_ni.md, "Tuning grid").
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
@@ -40,10 +49,26 @@ from pmlbench.methods._constraints import (
 )
 from pmlbench.numerics.linalg import SymmetricSolver, gram, nuclear_norm, soft_threshold, svt
 
+# A warm start begins at the previous grid point's final penalty divided by ρ^WARM_BACKOFF
+# (ten fewer increases of μ): at the previous μ itself the ALM moves slowly, and from μ₀ it
+# would retrace the whole path. Measured on eight datasets (docs/methods/pml_ni.md).
+WARM_BACKOFF = 10
+MU0, RHO = 1e-4, 1.1  # the authors' initial penalty and its growth factor
+# Singular values of the size predictor's design [ΦUᵀ, 1] below this fraction of the largest
+# count as zero. The design is rank-deficient whenever U is (more labels than features + 1,
+# as cal500 and delicious; small γ); its zero singular values then come out at 1e-18 to 1e-15
+# of the largest, and LAPACK's default cutoff (machine epsilon, 2.2e-16) kept some of them
+# depending on the BLAS kernel, giving weights of 1e11 to 1e12 and predictions that moved
+# with the kernel. Where no singular value lies between the two cutoffs (every full-rank
+# design measured) the weights are the same, bit for bit.
+SIZE_PREDICTOR_CUTOFF = 1e-10
+
 
 @dataclass
 class AlmResult:
-    """Output of :func:`pml_ni_alm`."""
+    """Output of :func:`pml_ni_alm`; ``Lam`` and ``mu`` are the final multiplier and penalty
+    (a warm start's state), ``coincident`` says for each shadow γ of :func:`solve_alm`
+    whether its own ALM would have taken exactly these iterates."""
 
     W: np.ndarray
     U: np.ndarray
@@ -53,6 +78,22 @@ class AlmResult:
     c1: float
     c2: float
     rank: int
+    Lam: np.ndarray | None = None
+    mu: float = float("nan")
+    coincident: tuple[bool, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class AlmSystem:
+    """The parameter-independent part of the ALM: ``ΦᵀΦ``'s eigendecomposition and ``ΦᵀS``."""
+
+    solver: SymmetricSolver
+    PhiT_S: np.ndarray  # p x q
+
+    @classmethod
+    def build(cls, Phi, S: np.ndarray) -> AlmSystem:
+        """From the design matrix ``Phi`` (n x p) and the targets ``S`` (n x q)."""
+        return cls(SymmetricSolver(gram(Phi)), np.asarray(Phi.T @ S))
 
 
 def pml_ni_alm(
@@ -63,8 +104,8 @@ def pml_ni_alm(
     gamma: float,
     *,
     max_iter: int = 500,
-    mu: float = 1e-4,
-    rho: float = 1.1,
+    mu: float = MU0,
+    rho: float = RHO,
     mu_max: float = 1e10,
     tol1: float = 1e-7,
     tol2: float = 1e-5,
@@ -76,13 +117,50 @@ def pml_ni_alm(
     V = soft_{γ/μ}(W − U − Λ/μ); μ ← min(ρμ, μ_max) only when c2 holds; Λ += μ(U + V − W).
     Stops when c1 = ‖W − U − V‖/‖W‖ < tol1 and c2 = μ‖U − U_prev‖/‖W‖ < tol2.
     """
-    q, p = S.shape[1], Phi.shape[1]
-    solver = SymmetricSolver(gram(Phi))
-    PhiT_S = np.asarray(Phi.T @ S)  # p x q
-    U = np.zeros((q, p))
-    V = np.zeros((q, p))
-    Lam = np.zeros((q, p))
+    return solve_alm(
+        AlmSystem.build(Phi, S),
+        lam,
+        beta,
+        gamma,
+        max_iter=max_iter,
+        mu=mu,
+        rho=rho,
+        mu_max=mu_max,
+        tol1=tol1,
+        tol2=tol2,
+    )
+
+
+def solve_alm(
+    system: AlmSystem,
+    lam: float,
+    beta: float,
+    gamma: float,
+    *,
+    max_iter: int = 500,
+    mu: float = MU0,
+    rho: float = RHO,
+    mu_max: float = 1e10,
+    tol1: float = 1e-7,
+    tol2: float = 1e-5,
+    start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    shadows: Sequence[float] = (),
+) -> AlmResult:
+    """:func:`pml_ni_alm` on a prepared system, optionally warm-started, with shadow γs.
+
+    ``start`` is (U, V, Λ) to begin from instead of zeros (then ``mu`` is the starting
+    penalty). Each γ in ``shadows`` is checked at every iteration: its V step would give the
+    same V as ``gamma``'s, so its whole ALM would be this one, exactly when that holds at
+    every iteration (``AlmResult.coincident``); a shadow that differs once is dropped.
+    """
+    solver, PhiT_S = system.solver, system.PhiT_S
+    q, p = PhiT_S.shape[1], PhiT_S.shape[0]
+    if start is None:
+        U, V, Lam = np.zeros((q, p)), np.zeros((q, p)), np.zeros((q, p))
+    else:
+        U, V, Lam = start
     W = np.zeros((q, p))
+    same = [True] * len(shadows)
     c1 = c2 = np.inf
     converged = False
     n_iter = 0
@@ -92,7 +170,11 @@ def pml_ni_alm(
         W = solver.solve(PhiT_S + (mu * (U + V) + Lam).T, lam + mu).T
         U_prev = U
         U = svt(W - V - Lam / mu, beta / mu)
-        V = soft_threshold(W - U - Lam / mu, gamma / mu)
+        A = W - U - Lam / mu
+        V = soft_threshold(A, gamma / mu)
+        for k, shadow in enumerate(shadows):
+            if same[k]:
+                same[k] = np.array_equal(soft_threshold(A, shadow / mu), V)
         norm_w = max(float(np.linalg.norm(W)), float(np.finfo(float).tiny))
         c2 = mu * float(np.linalg.norm(U - U_prev)) / norm_w
         c1 = float(np.linalg.norm(W - U - V)) / norm_w
@@ -111,6 +193,9 @@ def pml_ni_alm(
         c1=float(c1),
         c2=float(c2),
         rank=int(np.linalg.matrix_rank(U)) if U.any() else 0,
+        Lam=Lam,
+        mu=float(mu),
+        coincident=tuple(same),
     )
 
 
@@ -178,6 +263,73 @@ def minmax_apply(X, low: np.ndarray, span: np.ndarray) -> np.ndarray:
     return scaled
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """What every grid point shares: the training range, Φ, S and the ALM's system."""
+
+    scale_low: np.ndarray
+    scale_span: np.ndarray
+    Phi: np.ndarray
+    S: np.ndarray
+    system: AlmSystem
+
+
+def design_matrix(X, low: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """``Φ = [scaled X, 1]`` with the training range (``low``, ``span``)."""
+    return np.hstack([minmax_apply(X, low, span), np.ones((X.shape[0], 1))])
+
+
+def _prepare(X, Y) -> _Prepared:
+    """The training range, design matrix, targets and ALM system of (X, Y)."""
+    X = check_features(X)
+    S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0]).astype(np.float64)
+    low, span = minmax_fit(X)
+    Phi = design_matrix(X, low, span)
+    return _Prepared(low, span, Phi, S, AlmSystem.build(Phi, S))
+
+
+def _fit_path(prepared: _Prepared, path: list[PMLNI], threads: int | None) -> Iterator[PMLNI]:
+    """Fit estimators that differ only in γ, given in order of decreasing γ (see
+    :meth:`PMLNI.fit_grid`), yielding each as soon as it is fitted."""
+    first = path[0]
+    lam, beta, max_iter = float(first.lam), float(first.beta), int(first.max_iter)
+    shadows = [float(model.gamma) for model in path[1:]]
+    previous: AlmResult | None = None
+    anchor: AlmResult | None = None
+    coincident: tuple[bool, ...] = ()
+    for position, model in enumerate(path):
+        with threadpool_limits(threads, user_api="blas"):
+            start = time.perf_counter()
+            if position == 0:
+                result = solve_alm(
+                    prepared.system,
+                    lam,
+                    beta,
+                    float(model.gamma),
+                    max_iter=max_iter,
+                    shadows=shadows,
+                )
+                coincident, anchor, warm = result.coincident, result, False
+            elif coincident[position - 1]:
+                assert anchor is not None  # set at position 0
+                result, warm = anchor, False
+            else:
+                assert previous is not None and previous.Lam is not None
+                result = solve_alm(
+                    prepared.system,
+                    lam,
+                    beta,
+                    float(model.gamma),
+                    max_iter=max_iter,
+                    mu=max(MU0, previous.mu / RHO**WARM_BACKOFF),
+                    start=(previous.U, previous.V, previous.Lam),
+                )
+                warm = True
+            model._finish(prepared, result, start, warm_start=warm)
+        previous = result
+        yield model
+
+
 class PMLNI(ValidatedParameters, BaseEstimator):
     """PML-NI (Xie & Huang, AAAI 2020): low-rank classifier U plus sparse noise term V.
 
@@ -194,6 +346,9 @@ class PMLNI(ValidatedParameters, BaseEstimator):
             many times slower.
     """
 
+    # γ from the demo's 0.5 (= β: V = 0) down into the region where V is active on every
+    # bundled dataset; sources and the analysis in docs/methods/pml_ni.md, "Tuning grid"
+    default_tuning_grid = {"gamma": [0.5, 0.2, 0.1, 0.05]}
     default_bipartition = {"rule": "method"}
     parameter_constraints = {
         "lam": NON_NEGATIVE,
@@ -223,38 +378,81 @@ class PMLNI(ValidatedParameters, BaseEstimator):
     def _design(self, X) -> np.ndarray:
         X = check_features(X)
         check_feature_count(X, self.scale_low_.shape[0], method="PML-NI")
-        return np.hstack(
-            [minmax_apply(X, self.scale_low_, self.scale_span_), np.ones((X.shape[0], 1))]
+        return design_matrix(X, self.scale_low_, self.scale_span_)
+
+    def _check_order(self, X) -> None:
+        check_gram_order(
+            getattr(X, "shape", (0, 0))[1] + 1, self.max_order, self.max_iter, method="PML-NI"
         )
 
     def fit(self, X, Y) -> PMLNI:
         """Solve the objective on the candidate labels, then fit the size predictor on them."""
         self._validate_params()
-        check_gram_order(
-            getattr(X, "shape", (0, 0))[1] + 1, self.max_order, self.max_iter, method="PML-NI"
-        )
+        self._check_order(X)
         with threadpool_limits(self.blas_threads, user_api="blas"):
-            return self._fit(X, Y)
+            start = time.perf_counter()
+            prepared = _prepare(X, Y)
+            result = solve_alm(
+                prepared.system,
+                float(self.lam),
+                float(self.beta),
+                float(self.gamma),
+                max_iter=int(self.max_iter),
+            )
+            return self._finish(prepared, result, start)
 
-    def _fit(self, X, Y) -> PMLNI:
-        start = time.perf_counter()
-        X = check_features(X)
-        S = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0]).astype(np.float64)
-        self.scale_low_, self.scale_span_ = minmax_fit(X)
-        Phi = self._design(X)
-        result = pml_ni_alm(
-            Phi,
-            S,
-            float(self.lam),
-            float(self.beta),
-            float(self.gamma),
-            max_iter=int(self.max_iter),
-        )
+    def fit_grid(self, X, Y, points: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, PMLNI]]:
+        """Fit every grid point on (X, Y) (pmlbench.plugin's hook), sharing the scaling,
+        ``ΦᵀS`` and the eigendecomposition of ``ΦᵀΦ``.
+
+        Points that differ only in γ form a path, fitted in order of decreasing γ: the
+        first from scratch, with the others as shadows (:func:`solve_alm`); a shadow whose V
+        step agreed at every iteration gets that fit, identical to its own fit from
+        scratch. Any other point starts from the previous point's (U, V, Λ) at penalty
+        μ/ρ^:data:`WARM_BACKOFF`; it meets the same stopping rule (c1 < 1e-7, c2 < 1e-5)
+        and agrees with its fit from scratch within it, not bit for bit (``warm_start``
+        in its ``diagnostics_``).
+        """
+        models = [clone(self).set_params(**dict(point)) for point in points]
+        for model in models:
+            model._validate_params()
+            model._check_order(X)
+        if not models:
+            return
+        if len({model.blas_threads for model in models}) > 1:
+            # BLAS threads may change the rounding of the shared work: fit each alone
+            for index, model in enumerate(models):
+                yield index, model.fit(X, Y)
+            return
+        threads = models[0].blas_threads
+        with threadpool_limits(threads, user_api="blas"):
+            prepared = _prepare(X, Y)
+        paths: dict[tuple, list[int]] = {}
+        for index, model in enumerate(models):
+            key = (float(model.lam), float(model.beta), int(model.max_iter))
+            paths.setdefault(key, []).append(index)
+        for members in paths.values():
+            members.sort(key=lambda i: -float(models[i].gamma))
+            path = [models[i] for i in members]
+            for position, fitted in enumerate(_fit_path(prepared, path, threads)):
+                yield members[position], fitted
+
+    def _finish(
+        self,
+        prepared: _Prepared,
+        result: AlmResult,
+        start: float,
+        *,
+        warm_start: bool | None = None,
+    ) -> PMLNI:
+        """Keep U and V, fit the size predictor on the candidates, record diagnostics."""
+        Phi, S = prepared.Phi, prepared.S
+        self.scale_low_, self.scale_span_ = prepared.scale_low, prepared.scale_span
         self.U_, self.V_ = result.U, result.V
         scores = Phi @ self.U_.T
         cuts = best_cuts(scores, S)
         design = np.hstack([scores, np.ones((scores.shape[0], 1))])
-        self.size_weights_ = scipy.linalg.lstsq(design, cuts)[0]
+        self.size_weights_ = scipy.linalg.lstsq(design, cuts, cond=SIZE_PREDICTOR_CUTOFF)[0]
         self.diagnostics_ = {
             "n_iter": result.n_iter,
             "converged": result.converged,
@@ -264,6 +462,8 @@ class PMLNI(ValidatedParameters, BaseEstimator):
             "nnz_V": int(np.count_nonzero(result.V)),
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
+        if warm_start is not None:
+            self.diagnostics_["warm_start"] = warm_start
         # confidence per training candidate (pmlbench.plugin): Phi U^T, the fit of the
         # candidates with the identified noise Phi V^T taken out (W = U + V)
         self.disambiguation_scores_ = scores
