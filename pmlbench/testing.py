@@ -38,12 +38,12 @@ from sklearn.base import clone
 from pmlbench.core.checks import as_dense
 from pmlbench.core.parameters import declared_constraints, validate_parameters
 from pmlbench.errors import PluginError, PmlbenchError
-from pmlbench.hydra_app.config_nodes import method_node
 from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import contracts, registry
 from pmlbench.plugins.names import unknown
 from pmlbench.plugins.parameters import REQUIRED, plugin_parameters
 from pmlbench.plugins.registry import PluginInfo
+from pmlbench.protocol.method_defaults import method_node
 
 SKIPPED_AFTER_FAILURE = "skipped: an earlier check failed"
 

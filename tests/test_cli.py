@@ -125,6 +125,23 @@ def test_list_shows_every_kind():
         assert name in proc.stdout
 
 
+def test_list_descriptions_are_whole_and_help_is_plain_text(capsys):
+    """Issue 35 item 7: a description is the docstring's first paragraph, not its first
+    (wrapped) line, and ``--help`` shows no reST markup."""
+    from pmlbench.cli.commands import check_plugin, list_plugins, report
+
+    rows = {r["name"]: r["description"] for r in list_plugins.plugin_rows("method")}
+    assert rows["nlr"].endswith("remove binary noisy labels from the candidates.")
+    assert rows["pml_ld"].endswith("as the authors' main.m.")
+    assert not any("``" in d for d in rows.values())
+    for module in (list_plugins, check_plugin, report):
+        with pytest.raises(SystemExit):
+            module.main(["--help"])
+        shown = capsys.readouterr().out
+        assert "usage: pmlbench" in shown
+        assert "``" not in shown and ":mod:" not in shown
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [

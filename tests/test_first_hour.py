@@ -432,6 +432,20 @@ def test_a_cd_diagram_carries_no_title(tmp_path):
     assert "average ranks over" not in text
 
 
+def test_a_cd_diagram_draws_no_block_over_tied_methods(tmp_path):
+    """Issue 35 item 5: two methods tied at one average rank share one stem; a clique bar of
+    no length over them was drawn as a short block that read as a stray marker."""
+    pytest.importorskip("matplotlib")
+    from pmlbench.report.plots import cd_diagram
+
+    bar = "stroke-width: 3.5"  # clique bars (lw=3.5); nothing else is drawn that thick
+    names = ["a", "b", "c", "d"]
+    (svg,) = cd_diagram(names, [1.5, 1.5, 3, 4], 1.4, [("a", "b")], "", tmp_path, "tied", ("svg",))
+    assert svg.read_text(encoding="utf-8").count(bar) == 0
+    (svg,) = cd_diagram(names, [1.5, 1.7, 3, 4], 1.4, [("a", "b")], "", tmp_path, "near", ("svg",))
+    assert svg.read_text(encoding="utf-8").count(bar) == 1
+
+
 # --------------------------------------------------------------------------- item 1
 
 
@@ -464,10 +478,11 @@ def test_labels_tell_apart_every_setting_that_differs_and_split_counts_are_state
 
     report = build_report([tmp_path], ReportOptions(reference="mlknn", plots=False))
     methods = report.prepared.methods
-    assert "pml3er[bipartition=method's predict]" in methods
+    assert "pml3er[bipartition=method]" in methods
     assert "pml3er[bipartition=top_k]" in methods
     assert "mlknn" in methods  # one configuration: its plain name
-    assert {"ridge[tuning=lambda2]", "ridge[tuning=off]"} <= set(methods)
+    # ridge tunes lambda2 by default: that configuration keeps the plain name
+    assert {"ridge", "ridge[tuning=off]"} <= set(methods)
     assert not any("test_size" in m for m in methods)
     (note,) = [n for n in report.notes if "different numbers of splits" in n]
     assert "10 splits in 1 cell)" in note and "pml3er[bipartition=top_k] on d1" in note
@@ -494,8 +509,9 @@ def test_the_printed_next_command_reports_what_the_sweep_computed(reruns, tmp_pa
     everything = pmlbench(root, "report", str(store), "--out", str(tmp_path / "all"), "--no-plots")
     assert everything.returncode == 0, everything.stdout + everything.stderr
     table = pd.read_csv(tmp_path / "all" / "table2.csv")
-    # the sweep tuned k over ML-kNN's grid; method.k=15 pinned k and tuned nothing
-    assert set(table["method"]) == {"mlknn[k=10,tuning=k]", "mlknn[k=15,tuning=off]"}
+    # the sweep ran ML-kNN's defaults (k tuned): the plain name (issue 35 item 3); setting
+    # method.k fixes k
+    assert set(table["method"]) == {"mlknn", "mlknn[k=15,tuning=off]"}
 
 
 def test_a_filter_that_removes_a_whole_method_says_so(tmp_path):
@@ -514,3 +530,29 @@ def test_a_filter_that_removes_a_whole_method_says_so(tmp_path):
     assert report.prepared.methods == ["mlknn", "ridge"]
     (note,) = [n for n in report.notes if "left out every result of" in n]
     assert "--where bipartition=method's predict left out every result of pml3er" in note
+
+
+def test_the_readme_report_names_the_default_configuration_by_the_method(tmp_path):
+    """Issue 35 item 3: after the README's tour PML3ER ran with its default rule (threshold
+    0.5, top label if empty) and with bipartition.rule=top_k; ``--reference pml3er`` means
+    the default, and every label is one word a shell takes unquoted."""
+    import re
+
+    from pmlbench.report import ReportOptions, build_report
+    from tests.helpers import run_rows, write_run
+
+    default = "score >= 0.5, top label if empty"
+    for dataset in ("d1", "d2"):
+        rows = run_rows(dataset, 1.0, "pml3er", [(0.6, 0.1)] * 3)
+        for row in rows:
+            row.update(bipartition=default, tuned="lambda2=100", param_lambda2=10.0)
+        write_run(tmp_path, f"pml3er_{dataset}", rows)
+        write_run(tmp_path, f"mlknn_{dataset}", run_rows(dataset, 1.0, "mlknn", [(0.5, 0.2)] * 3))
+    tour = run_rows("d1", 1.0, "pml3er", [(0.7, 0.05)] * 3)
+    for row in tour:
+        row.update(bipartition="top_k: k=2 top-scored labels (mean 2.4)", tuned="lambda2=1")
+        row.update(param_lambda2=10.0)
+    write_run(tmp_path, "tour", tour)
+    report = build_report([tmp_path], ReportOptions(reference="pml3er", plots=False))
+    assert report.prepared.methods == ["pml3er", "mlknn", "pml3er[bipartition=top_k]"]
+    assert all(re.fullmatch(r"[\w.+=,\[\]-]+", m) for m in report.prepared.methods)

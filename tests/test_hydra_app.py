@@ -324,3 +324,26 @@ def test_default_run_and_sweep_directories_are_unique(hydra_configs):
     token = sweep.rsplit("_", 1)[1]
     assert len(token) == 6 and run.endswith(f"_{token}_m_d")  # one token per config
     assert resolved()[1] != sweep
+
+
+def test_noise_tag_names_the_noise_level_for_directory_names():
+    """Issue 35 item 7: ``${pmlbench.noise:${noise}}`` tells a sweep's noise rates apart in
+    a job's directory name; defaults other than the first parameter stay unsaid."""
+    from pmlbench.hydra_app.resolvers import register_resolvers
+
+    register_resolvers()
+    tags = []
+    for noise in (
+        {"name": "uniform", "rate": 0.5, "rounding": "half_up"},
+        {"name": "uniform", "rate": 1.0, "rounding": "half_up"},
+        {"name": "uniform", "rate": 1.0, "rounding": "floor"},
+        {"name": "none"},
+    ):
+        config = OmegaConf.create({"noise": noise, "subdir": "3_m_d_${pmlbench.noise:${noise}}"})
+        tags.append(config.subdir)
+    assert tags == [
+        "3_m_d_uniform_rate0.5",
+        "3_m_d_uniform_rate1",
+        "3_m_d_uniform_rate1_roundingfloor",
+        "3_m_d_none",
+    ]

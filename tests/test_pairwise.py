@@ -181,7 +181,7 @@ def test_matrix_in_terminal_markdown_html_and_options(sweep, tmp_path, capsys):
     markdown = (out / "pairwise.md").read_text()
     assert "Holm" in markdown and "| alpha |" in markdown.replace("**", "")
     page = (out / "report.html").read_text()
-    assert 'id="pairwise-section"' in page and 'class="pairwise"' in page
+    assert 'id="pairwise-section"' in page and 'class="data pairwise"' in page
     summary = (out / "summary.md").read_text()
     assert "datasets (Friedman" in summary
     with pytest.raises(PmlbenchError, match="blocks"):

@@ -6,12 +6,12 @@ import scipy.sparse as sp
 
 from pmlbench.datasets.bundled import enron, yeast
 from pmlbench.errors import PmlbenchError
-from pmlbench.hydra_app.config_nodes import method_node
 from pmlbench.methods.pml3er import PML3ER, b_step, c_step, objective, svt
 from pmlbench.methods.ridge import Ridge
 from pmlbench.noise.uniform import uniform_noise
 from pmlbench.numerics.ridge_system import RidgeGram, RidgeSystem
 from pmlbench.protocol.experiment import ExperimentSpec, run_experiment
+from pmlbench.protocol.method_defaults import method_node
 from pmlbench.testing import PluginCheckError, check_fit_grid
 
 

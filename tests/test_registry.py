@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from pmlbench.errors import PluginError
-from pmlbench.hydra_app.config_nodes import method_node
 from pmlbench.plugins import registry
 from pmlbench.plugins.parameters import plugin_parameters
+from pmlbench.protocol.method_defaults import method_node
 
 
 @dataclass

@@ -251,7 +251,7 @@ def test_store_failures_name_the_unit_with_its_parameters(tmp_path):
 
 def test_method_configurations_get_distinct_labels(tmp_path):
     rows = []
-    for k, shift in [(5, 0.0), (10, 0.05)]:
+    for k, shift in [(5, 0.0), (7, 0.05)]:
         rows += run_rows(
             "d1",
             1.0,
@@ -261,9 +261,17 @@ def test_method_configurations_get_distinct_labels(tmp_path):
         )
     write_run(tmp_path, "run", rows)
     prepared = prepare(load_results([tmp_path]).records)
-    assert prepared.methods == ["mlknn[k=10]", "mlknn[k=5]"]
+    assert prepared.methods == ["mlknn[k=5]", "mlknn[k=7]"]
+    # neither is ML-kNN's default (k=10): the bare name is ambiguous
     with pytest.raises(PmlbenchError, match="configurations"):
         build_report([tmp_path], ReportOptions(reference="mlknn", plots=False))
+    # beside the default (k tuned), the default keeps the bare name: --reference names it
+    default = run_rows("d1", 1.0, "mlknn", [(0.5, 0.1)] * 3, {"param_k": 10})
+    for row in default:
+        row["tuned"] = "k=15"
+    write_run(tmp_path, "default", default)
+    report = build_report([tmp_path], ReportOptions(reference="mlknn", plots=False))
+    assert report.prepared.methods == ["mlknn", "mlknn[k=5,tuning=off]", "mlknn[k=7,tuning=off]"]
 
 
 def test_bad_inputs_are_one_line_errors(multirun, tmp_path):
@@ -314,6 +322,8 @@ def test_cli(multirun, tmp_path, capsys):
     assert code == 0
     printed = capsys.readouterr().out
     assert "average precision" in printed and "win/tie/loss of ref" in printed
+    # the last line names the page to open (issue 35 item 7)
+    assert f"files into {out}; open {out / 'report.html'}" in printed
     wtl = pd.read_csv(out / "wtl.csv")
     assert set(wtl["metric"]) == {"average_precision", "total"}
     assert (
@@ -445,7 +455,7 @@ def test_report_mixes_noise_models_and_natural_candidates(tmp_path):
     written = write_report(report, tmp_path / "out")
     p = report.prepared
     assert p.blocks == [
-        ("d1", "cooccurrence(rate=1, smoothing=0.01)"),
+        ("d1", "cooccurrence(rate=1)"),
         ("d1", "none"),
         ("d1", "uniform(rate=0.5)"),
         ("d1", "uniform(rate=1)"),
@@ -504,7 +514,17 @@ def test_noise_levels_are_labelled_by_the_parameters_that_differ(tmp_path):
     assert report.prepared.level_values["rate=2"] == {"rate": 2.0}
     runs(tmp_path / "one", [1.0])
     report = build_report([tmp_path / "one"], ReportOptions(reference="a", plots=False))
-    assert report.prepared.blocks == [("d1", "rate=1, rounding=half_up"), ("d2", "natural")]
+    # one level reads as it does beside others (issue 35 item 7): the defaults stay unsaid
+    assert report.prepared.blocks == [("d1", "rate=1"), ("d2", "natural")]
+    write_report(report, tmp_path / "out1")
+    assert "rounding" not in (tmp_path / "out1" / "table2.tex").read_text(encoding="utf-8")
+    # a parameter off its default is named
+    for path in (tmp_path / "one").rglob("results.csv"):
+        frame = pd.read_csv(path)
+        frame.loc[frame["dataset"] == "d1", "noise_rounding"] = "floor"
+        frame.to_csv(path, index=False)
+    report = build_report([tmp_path / "one"], ReportOptions(reference="a", plots=False))
+    assert report.prepared.blocks == [("d1", "rate=1, rounding=floor"), ("d2", "natural")]
 
 
 def test_mixed_noise_report_of_real_runs(tmp_path):
@@ -687,3 +707,83 @@ def test_a_manifest_cannot_delete_through_a_linked_folder(tmp_path):
     replace_previous(out, [])
     assert (elsewhere / "secret.txt").read_text() == "keep"
     assert not (out / "figures" / "old.svg").exists()  # its own stale file still goes
+
+
+def test_protocol_settings_read_empty_columns_without_a_pandas_warning():
+    """Issue 35 item 7: results.csv's ``tuned`` column read back as all-NaN floats (no
+    method tuned) made ``fillna("")`` raise a Pandas4Warning; bipartition descriptions
+    become one word a shell takes unquoted."""
+    import warnings
+
+    from pmlbench.report.prepare import protocol_settings
+
+    records = pd.DataFrame(
+        {
+            "tuned": [np.nan, np.nan, np.nan],
+            "bipartition": ["score >= 0.5, top label if empty", "top_k: k=2 (mean 2.4)", "x"],
+        }
+    )
+    records.loc[2, "bipartition"] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        settings = protocol_settings(records)
+    assert list(settings["tuning"]) == ["off"] * 3
+    assert list(settings["bipartition"]) == ["threshold+nonempty", "top_k", ""]
+
+
+def test_one_average_rank_per_report(tmp_path):
+    """Issue 35 item 4: the average rank is defined once (stats.md, the page) and every place
+    shows the Friedman test's numbers; the Nemenyi CD is printed only where Nemenyi draws the
+    diagrams' bars; a Friedman test with all blocks alike prints no ``inf``."""
+    from pmlbench.report.across import rank_definition
+    from pmlbench.report.html import page_data
+
+    root = tmp_path / "runs"
+    # two datasets x two noise levels: per row a wins three of four rows, per dataset
+    # (the default blocks, means over levels) a and b win one dataset each
+    values = {
+        ("d1", 0.5): (0.60, 0.50),
+        ("d1", 1.0): (0.60, 0.50),
+        ("d2", 0.5): (0.60, 0.50),
+        ("d2", 1.0): (0.10, 0.50),
+    }
+    for job, ((dataset, rate), (a, b)) in enumerate(values.items()):
+        for method, v in (("a", a), ("b", b)):
+            rows = run_rows(dataset, rate, method, [(v + s / 1000, 0.1) for s in range(3)])
+            write_run(root, f"{job}_{method}_{dataset}_{rate}", rows)
+    report = build_report([root], ReportOptions(reference="a", plots=False))
+    r = report.ranks["average_precision"]
+    assert dict(zip(r.friedman.methods, r.friedman.average_ranks, strict=True)) == {
+        "a": 1.5,
+        "b": 1.5,
+    }
+    data = page_data(report)
+    (row,) = [x for x in data["ranks"] if x[0] == 0]
+    assert row[1] == [1.5, 1.5] and row[2] == 2 and row[5] is None  # no CD: Wilcoxon bars
+    assert data["rankUnit"] == "datasets"
+    out = tmp_path / "out"
+    write_report(report, out)
+    stats = (out / "stats.md").read_text(encoding="utf-8")
+    assert rank_definition("dataset") in stats and "Nemenyi CD" not in stats
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "Average ranks: a 1.50, b 1.50" in summary
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert rank_definition("dataset") in page.replace("&#x27;", "'")
+    # Table 2's footer reads the Friedman ranks (D.ranks), not a mean over its rows
+    assert "average rank over " in page and 'rows)</td>"' not in page
+    # with --posthoc nemenyi the CD is the diagrams' and is printed
+    nemenyi = build_report([root], ReportOptions(reference="a", plots=False, posthoc="nemenyi"))
+    assert page_data(nemenyi)["ranks"][0][5] == pytest.approx(r.critical_difference)
+    write_report(nemenyi, tmp_path / "nemenyi")
+    assert "Nemenyi CD = " in (tmp_path / "nemenyi" / "stats.md").read_text(encoding="utf-8")
+    # every block ranks a first: F_F would be inf
+    same = tmp_path / "same"
+    for dataset in ("d1", "d2", "d3"):
+        for method, v in (("a", 0.6), ("b", 0.5)):
+            rows = run_rows(dataset, 1.0, method, [(v + s / 1000, 0.1) for s in range(3)])
+            write_run(same, f"{method}_{dataset}", rows)
+    alike = build_report([same], ReportOptions(reference="a", plots=False))
+    write_report(alike, tmp_path / "alike")
+    for name in ("summary.md", "stats.md"):
+        text = (tmp_path / "alike" / name).read_text(encoding="utf-8")
+        assert "inf" not in text.replace("info", "") and "F_F unbounded" in text

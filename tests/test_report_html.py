@@ -577,3 +577,51 @@ def test_summary_markdown_and_commands():
         "python -m pmlbench -m a=1,2 'b=x y'"
     )
     assert display_command(["/venv/bin/pmlbench", "report", "out"]) == "pmlbench report out"
+
+
+def test_static_sections_use_the_page_table_style(tmp_path):
+    """Issue 35 item 5: the Pairwise and Disambiguation sections are written into the page
+    (not drawn by report.js); their tables carry the page's table style (table.data in a
+    .scroll box, numbers right-aligned) like every other table."""
+    from pmlbench.report import disambiguation, pairwise
+    from tests.helpers import run_rows, write_run
+
+    root = tmp_path / "runs"
+    for job, (dataset, method) in enumerate(
+        [(d, m) for d in ("d1", "d2", "d3") for m in ("a", "b", "c")]
+    ):
+        values = [(0.5 + 0.1 * (method == "a") + 0.01 * s, 0.1) for s in range(3)]
+        rows = run_rows(dataset, 1.0, method, values)
+        for row in rows:
+            row.update(disambiguation_auc=0.8, disambiguation_precision=0.6)
+        write_run(root, f"{job}_{method}_{dataset}", rows)
+    report = build_report([root], ReportOptions(reference="a", plots=False))
+    p = report.prepared
+    bodies = {
+        "pairwise": pairwise.to_html(report.pairwise, p, 0.05),
+        "disambiguation": disambiguation.to_html(report.disambiguation),
+    }
+    for name, body in bodies.items():
+        tables = re.findall(r"<table[^>]*>", body)
+        assert tables, name
+        assert all(t == f'<table class="data {name}">' for t in tables), tables
+        assert body.count('<div class="scroll">') == len(tables)
+        assert '<td class="num">' in body
+    write_report(report, tmp_path / "out")
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert '<table class="data pairwise">' in page and '<table class="data disambiguation">' in page
+
+
+def test_table2_row_ranks_tie_means_that_agree_to_the_tolerance(tmp_path):
+    """Issue 35 item 4: Table 2's rank view ranks a row as the Friedman test ranks a block:
+    means 1e-17 apart (the same numbers summed in another order) share a rank."""
+    from pmlbench.report.html import page_data
+    from tests.helpers import run_rows, write_run
+
+    root = tmp_path / "runs"
+    for job, (method, v) in enumerate([("a", 0.3), ("b", 0.1 + 0.2), ("c", 0.2)]):
+        write_run(root, f"{job}_{method}", run_rows("d1", 1.0, method, [(v, 0.1)] * 3))
+    assert 0.3 != 0.1 + 0.2
+    report = build_report([root], ReportOptions(reference="a", plots=False))
+    ranks = {(c[0], c[2]): c[7] for c in page_data(report)["t2"]}
+    assert [ranks[(0, m)] for m in range(3)] == [1.5, 1.5, 3.0]

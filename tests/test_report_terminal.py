@@ -105,20 +105,20 @@ def test_a_declined_cell_shows_as_not_applicable(wide_report):
 
 
 def test_labels_are_printed_as_written_not_read_as_markup(tmp_path):
-    """Two configurations of one method are labelled mlknn[k=5] and mlknn[k=10]: the brackets
+    """Two configurations of one method are labelled mlknn[k=5] and mlknn[k=12]: the brackets
     are part of the label, not console markup, in every terminal table."""
     root = tmp_path / "runs"
-    for job, k in enumerate((5, 10)):
+    for job, k in enumerate((5, 12)):
         for dataset in ("first", "second"):
             values = [(0.5 + k / 100 + s / 1000, 0.2 - k / 100) for s in range(3)]
             rows = run_rows(dataset, 1.0, "mlknn", values, params={"param_k": k})
             write_run(root, f"{job}_{k}_{dataset}", rows)
     options = ReportOptions(reference="mlknn[k=5]", plots=False, html=False, bayesian=True)
     report = build_report([root], options)
-    assert report.prepared.methods == ["mlknn[k=5]", "mlknn[k=10]"]
+    assert report.prepared.methods == ["mlknn[k=5]", "mlknn[k=12]"]
     console = Console(width=120, record=True, color_system=None)
     print_report(report, console)
     headers = [ln for ln in console.export_text().splitlines() if ln.startswith("┃")]
     # Table 2 and the pairwise matrices, per metric
-    assert sum("mlknn[k=5]" in ln and "mlknn[k=10]" in ln for ln in headers) == 2 + 2
-    assert sum("mlknn[k=10]" in ln for ln in headers) == 2 + 2 + 2  # and both w/t/l grids
+    assert sum("mlknn[k=5]" in ln and "mlknn[k=12]" in ln for ln in headers) == 2 + 2
+    assert sum("mlknn[k=12]" in ln for ln in headers) == 2 + 2 + 2  # and both w/t/l grids

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from pmlbench.errors import PmlbenchError
-from pmlbench.hydra_app.config_nodes import method_node
 from pmlbench.methods.mlknn import MLkNN
 from pmlbench.methods.pml3er import PML3ER
 from pmlbench.protocol import settings
 from pmlbench.protocol.bipartition import RULES, Bipartition
+from pmlbench.protocol.method_defaults import method_node
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 DOC_TABLES = {"bipartition": DOCS / "bipartition.md", "tune": DOCS / "tuning.md"}

@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from pmlbench.errors import PluginError, PmlbenchError
-from pmlbench.hydra_app.config_nodes import method_node
 from pmlbench.hydra_app.overrides import changed_settings, check_overrides
 from pmlbench.methods.mlknn import MLkNN
 from pmlbench.plugins.names import unknown
 from pmlbench.protocol.experiment import ExperimentSpec
+from pmlbench.protocol.method_defaults import method_node
 from pmlbench.runner import settings
 from pmlbench.runner.run import spec_from_config
 from pmlbench.runner.threads import threads_for_job

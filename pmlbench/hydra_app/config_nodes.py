@@ -10,35 +10,13 @@ on the automatic node through its defaults list (see docs/plugins.md).
 
 from __future__ import annotations
 
-from typing import Any
-
 from hydra.core.config_store import ConfigStore
 
 from pmlbench.errors import PluginError
 from pmlbench.plugins import registry
-from pmlbench.plugins.names import unknown
 from pmlbench.plugins.parameters import plugin_parameters
+from pmlbench.protocol.method_defaults import method_node
 from pmlbench.protocol.settings import defaults
-
-
-def method_node(name: str, cls: Any) -> dict[str, Any]:
-    """The global config node of a method: its parameters, tuning grid and bipartition rule."""
-    params = plugin_parameters("method", cls)
-    default_grid = dict(getattr(cls, "default_tuning_grid", {}) or {})
-    found = unknown(default_grid, params)
-    if found is not None:
-        raise PluginError(
-            f"method {name!r} declares a tuning grid for unknown parameters "
-            f"{list(found.unknown)}; its parameters: {found.listing}{found.hint()} "
-            "(fix its default_tuning_grid)"
-        )
-    grid = {p: (list(default_grid[p]) if p in default_grid else None) for p in params}
-    own = getattr(cls, "default_bipartition", {}) or {}
-    return {
-        "method": {"name": name, **params},
-        "tune": {"grid": grid, **defaults("tune")},
-        "bipartition": {**defaults("bipartition"), **own},
-    }
 
 
 def register_config_nodes() -> list[str]:

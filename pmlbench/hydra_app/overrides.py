@@ -191,8 +191,8 @@ _UNKNOWN = object()
 def _default_of(key: str, config: dict[str, Any], presets: dict[str, set[str]]) -> Any:
     """The value ``key`` takes when the command line does not set it, for the plugins the
     config selects (``_UNKNOWN`` for a YAML preset's keys, whose defaults the preset sets)."""
-    from pmlbench.hydra_app.config_nodes import method_node
     from pmlbench.plugins.parameters import plugin_parameters
+    from pmlbench.protocol.method_defaults import method_node
     from pmlbench.runner.settings import tree as settings_tree
 
     parts = key.split(".")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -149,8 +150,13 @@ def load(kind: str, name: str) -> Any:
 
 
 def describe(obj: Any) -> str:
-    """The first line of a plugin's docstring (or its ``description`` attribute)."""
+    """The first paragraph of a plugin's docstring (or its ``description`` attribute) on one
+    line, whole (a docstring wraps its summary over several lines), as plain text: reST
+    inline literals and roles (````main.m````, ``:mod:`x```) lose their markup."""
     text = getattr(obj, "description", None)
     if not isinstance(text, str) or not text:
         text = inspect.getdoc(obj) or ""
-    return text.strip().splitlines()[0] if text.strip() else ""
+    paragraph = text.strip().split("\n\n")[0]
+    line = " ".join(paragraph.split())
+    line = re.sub(r":[\w:.-]+:`~?([^`]+)`", r"\1", line)
+    return re.sub(r"``([^`]+)``", r"\1", line)

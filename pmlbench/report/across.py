@@ -14,6 +14,7 @@ counts tie in the ranks, the Friedman test and the pairwise tests.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ from pmlbench.stats.friedman import (
     pairwise_posthoc,
 )
 from pmlbench.stats.multiple import adjust_pvalues
-from pmlbench.stats.ranks import merge_near_ties
+from pmlbench.stats.ranks import TIE_TOLERANCE, merge_near_ties
 from pmlbench.stats.wilcoxon import wilcoxon_signed_rank
 
 WILCOXON_COLUMNS = [
@@ -113,6 +114,31 @@ def ranked_table(
     if blocks == "dataset":
         complete = _merged(complete.groupby(level="dataset", sort=True).mean())
     return complete, dropped
+
+
+def rank_definition(blocks: str) -> str:
+    """The report's one definition of a method's average rank, stated once (stats.md, the
+    page's ranks section) and used by every table, diagram and sentence that shows one."""
+    unit = (
+        "PML dataset (its mean over noise levels and splits)"
+        if blocks == "dataset"
+        else "PML dataset and noise level (its mean over splits)"
+    )
+    return (
+        f"Average rank: the mean over blocks of a method's rank within each block, one block "
+        f"per {unit}, over the blocks where every method has a result; 1 = best, means that "
+        f"agree to {TIE_TOLERANCE:g} tie and ties share the average rank. These are the "
+        "Friedman test's ranks; Table 2's footer, the ranks table, the summary and the "
+        "critical-difference diagrams show the same numbers."
+    )
+
+
+def iman_davenport_text(f: Any, digits: int = 3) -> str:
+    """``Iman-Davenport F_F = ...`` for a Friedman result; when every block ranks the methods
+    alike F_F divides by zero, and the text says so instead of printing ``inf``."""
+    if not np.isfinite(f.f_statistic):
+        return "Iman-Davenport F_F unbounded (every block ranks the methods the same way)"
+    return f"Iman-Davenport F_F = {f.f_statistic:.{digits}f}"
 
 
 def block_names(table: pd.DataFrame) -> list[str]:

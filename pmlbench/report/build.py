@@ -24,8 +24,21 @@ from pmlbench.report import disambiguation as disambiguation_tables
 from pmlbench.report import html as html_page
 from pmlbench.report import pairwise as pairwise_tables
 from pmlbench.report import plots, summary, table2, wtl_table
-from pmlbench.report.across import friedman_frame, rank_tests, ranks_frame, wilcoxon_tests
-from pmlbench.report.figures import CAPTIONS, captions_markdown, draw_figures, figure_captions
+from pmlbench.report.across import (
+    friedman_frame,
+    iman_davenport_text,
+    rank_definition,
+    rank_tests,
+    ranks_frame,
+    wilcoxon_tests,
+)
+from pmlbench.report.figures import (
+    CAPTIONS,
+    captions_markdown,
+    draw_figures,
+    figure_captions,
+    posthoc_name,
+)
 from pmlbench.report.model import Report, ReportOptions
 from pmlbench.report.outdir import replace_previous
 from pmlbench.report.prepare import prepare
@@ -195,21 +208,26 @@ def stats_markdown(report: Report) -> str:
     """Friedman, post-hoc and Wilcoxon results as Markdown."""
     alpha, reference = report.options.alpha, report.comparisons and report.comparisons.reference
     blocks = pairwise_tables.BLOCK_LABELS[report.options.blocks]
+    nemenyi = report.options.posthoc == "nemenyi"
     parts = [
         "# Tests across datasets\n\n",
         f"One block per {blocks}; the Friedman test ranks the blocks where every method has "
-        "a result, ranks follow each metric's direction (1 = best, ties share the average "
-        f"rank). alpha = {alpha:g}. Every pair of methods: pairwise.md and pairwise.csv "
-        f"({pairwise_tables.TEST_NAME}).\n",
+        "a result, ranks follow each metric's direction. "
+        f"{rank_definition(report.options.blocks)} alpha = {alpha:g}. Every pair of "
+        f"methods: pairwise.md and pairwise.csv ({pairwise_tables.TEST_NAME}); the diagrams' "
+        f"bars: {posthoc_name(report.options.posthoc)}.\n",
     ]
     for metric, r in report.ranks.items():
         f = r.friedman
+        cd = (
+            f"; Nemenyi CD = {r.critical_difference:.3f} (depends on the pool of methods ranked)"
+            if nemenyi
+            else ""
+        )
         parts.append(
             f"\n## {metric_name(metric)}\n\n"
-            f"Friedman chi2_F = {f.chi2:.3f} (p = {f.pvalue:.3g}), Iman-Davenport "
-            f"F_F = {f.f_statistic:.3f} (p = {f.f_pvalue:.3g}); k = {f.k} methods, "
-            f"N = {f.n_blocks} blocks; Nemenyi CD = {r.critical_difference:.3f} (depends on "
-            "the pool of methods ranked)."
+            f"Friedman chi2_F = {f.chi2:.3f} (p = {f.pvalue:.3g}), {iman_davenport_text(f)} "
+            f"(p = {f.f_pvalue:.3g}); k = {f.k} methods, N = {f.n_blocks} blocks{cd}."
             "\n\n"
         )
         order = sorted(zip(f.average_ranks, f.methods, strict=True))

@@ -164,15 +164,18 @@ def to_html(
         methods = table.methods
         if not methods:
             continue
-        head = "".join(f"<th>{html.escape(m)}</th>" for m in methods)
+        head = "".join(f'<th class="num">{html.escape(m)}</th>' for m in methods)
         body = "".join(
             f"<tr><td>{html.escape(d)}</td><td>{html.escape(lv)}</td>"
-            + "".join(f"<td>{html.escape(table.text(d, lv, m))}</td>" for m in methods)
+            + "".join(f'<td class="num">{html.escape(table.text(d, lv, m))}</td>' for m in methods)
             + "</tr>"
             for d, lv in table.blocks
         )
+        # the page's table style (report.css: .block, .scroll, table.data)
         parts.append(
-            f'<h3>{html.escape(NAMES[measure])}</h3><table class="disambiguation"><thead>'
-            f"<tr><th>dataset</th><th>noise</th>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f'<div class="block"><div class="block-head"><h3>{html.escape(NAMES[measure])}</h3>'
+            '</div><div class="scroll"><table class="data disambiguation"><thead>'
+            f"<tr><th>dataset</th><th>noise</th>{head}</tr></thead><tbody>{body}</tbody>"
+            "</table></div></div>"
         )
     return "".join(parts)

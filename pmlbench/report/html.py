@@ -35,12 +35,15 @@ from pmlbench.report import disambiguation as disambiguation_tables
 from pmlbench.report import pairwise as pairwise_tables
 from pmlbench.report import table2 as table2_tables
 from pmlbench.report import wtl_table
+from pmlbench.report.across import rank_definition
+from pmlbench.report.figures import posthoc_name
 from pmlbench.report.markdown_html import markdown_html
 from pmlbench.report.model import Report
 from pmlbench.report.provenance import Provenance, provenance
 from pmlbench.report.render import metric_name
 from pmlbench.runner.format import RESULTS_FILE
 from pmlbench.runner.status import Status
+from pmlbench.stats.ranks import merge_near_ties
 from pmlbench.stats.wtl import OUTCOMES
 
 HTML_FILE = "report.html"
@@ -230,6 +233,7 @@ def page_data(report: Report, command: Sequence[str] | None = None) -> dict[str,
         "eff": None,
         "bayes": None,
         "ranks": _ranks(report, metrics, methods),
+        "rankUnit": "datasets" if report.options.blocks == "dataset" else "dataset x noise levels",
         "units": unit_rows(report),
         "prov": provenance(report.loaded, command),
     }
@@ -350,8 +354,8 @@ def _table2_cells(report: Report, metrics, methods, blocks) -> list[list[Any]]:
     """[metric, block, method, mean text, std text, best, mean, rank] per Table 2 cell.
 
     The texts come from the function that writes table2.md; the rank is that of the mean
-    within its row in the metric's direction (1 = best, ties share the average rank), as
-    the Friedman test ranks block means.
+    within its row in the metric's direction (1 = best, means that agree to the tie
+    tolerance tie and share the average rank), as the Friedman test ranks block means.
     """
     summary = report.table2
     if summary.empty:
@@ -359,6 +363,10 @@ def _table2_cells(report: Report, metrics, methods, blocks) -> list[list[Any]]:
     cells = table2_tables.cells(summary, report.options.digits)
     higher = summary["metric"].map(report.prepared.directions).astype(bool)
     signed = summary["mean"].where(higher, -summary["mean"])
+    # means that agree to the tie tolerance tie, as in the Friedman ranks (stats.ranks)
+    signed = signed.groupby([summary["metric"], summary["dataset"], summary["level"]]).transform(
+        lambda values: merge_near_ties(values.to_numpy())
+    )
     ranks = signed.groupby([summary["metric"], summary["dataset"], summary["level"]]).rank(
         ascending=False, method="average"
     )
@@ -412,7 +420,8 @@ def _ranks(report: Report, metrics, methods) -> list[list[Any]]:
                 int(r.friedman.n_blocks),
                 _pvalue(r.friedman.f_pvalue),
                 _number(r.friedman.f_pvalue),
-                _number(r.critical_difference),
+                # the Nemenyi CD only where Nemenyi draws the diagrams' bars
+                _number(r.critical_difference) if report.options.posthoc == "nemenyi" else None,
             ]
         )
     return rows
@@ -516,11 +525,9 @@ def _ranks_section(report: Report) -> str:
     return _section(
         "ranks-section",
         "Average ranks across datasets",
-        "Friedman test over the blocks (one per "
-        f"{pairwise_tables.BLOCK_LABELS[report.options.blocks]}) with results for every "
-        "method; ranks of the means "
-        f"over splits (1 = best), alpha {report.options.alpha:g}. The critical-difference "
-        "diagrams below draw the same ranks.",
+        f"{rank_definition(report.options.blocks)} Friedman test at alpha "
+        f"{report.options.alpha:g}; the diagrams' bars: "
+        f"{posthoc_name(report.options.posthoc)}.",
         '<div id="ranks"></div>',
     )
 

@@ -260,19 +260,25 @@ def to_html(frame: pd.DataFrame, prepared: Prepared, alpha: float, digits: int =
         order = table.order
         if len(order) < 2:
             continue
-        head = "".join(f"<th>{html.escape(m)}</th>" for m in order)
+        head = "".join(f'<th class="num">{html.escape(m)}</th>' for m in order)
         body = []
         for r in order:
             tds = []
             for c in order:
                 text, significant = table.cell(r, c)
                 text = html.escape(text)
-                tds.append(f"<td><b>{text}</b></td>" if significant else f"<td>{text}</td>")
+                tds.append(
+                    f'<td class="num"><b>{text}</b></td>'
+                    if significant
+                    else f'<td class="num">{text}</td>'
+                )
             body.append(f"<tr><th>{html.escape(r)}</th>{''.join(tds)}</tr>")
+        # the page's table style (report.css: .block, .scroll, table.data), as the tables
+        # report.js draws
         parts.append(
-            f"<h3>{html.escape(metric_name(metric))}</h3>"
-            f'<table class="pairwise"><thead><tr><th></th>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>"
+            f'<div class="block"><div class="block-head"><h3>{html.escape(metric_name(metric))}'
+            f'</h3></div><div class="scroll"><table class="data pairwise"><thead><tr><th></th>'
+            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div></div>"
         )
     return "".join(parts)
 

@@ -106,6 +106,10 @@ def cd_diagram(
     names = list(names)
     ranks = np.asarray(average_ranks, dtype=np.float64)
     k = len(names)
+    position = dict(zip(names, ranks, strict=True))
+    # methods tied at one rank share one stem: a bar over them would be a short block
+    # standing alone on the axis, read as a marker rather than a clique
+    groups = [g for g in groups if np.ptp([position[m] for m in g]) > 1e-12]
     order = list(np.argsort(ranks, kind="stable"))
     n_left = math.ceil(k / 2)
     left, right = order[:n_left], order[n_left:][::-1]
@@ -135,7 +139,6 @@ def cd_diagram(
             va="bottom",
             fontsize=9,
         )
-    position = dict(zip(names, ranks, strict=True))
     for g, group in enumerate(groups):
         y = -(0.2 + bar_gap * g)
         xs = [position[m] for m in group]

@@ -114,10 +114,11 @@ def noise_levels(
     A level is one noise model with its own parameters; natural candidate labels are one
     level with no parameters. Rows of different noise models carry different ``noise_*``
     columns (and natural ones none), so a parameter a row's model lacks is missing (NaN) and
-    is left out of its label. A model seen at several levels is labelled by the parameters
-    that differ between them (``rate=0.5``, not ``rate=0.5, rounding=half_up``); a model seen
-    at one level by all of its parameters. Labels name the noise model when the rows mix
-    several.
+    is left out of its label. A level is labelled by its first parameter (the plugin's
+    first, ``rate``), the parameters that differ between the model's levels and those off
+    the noise plugin's defaults, so one level reads the same in every report (``rate=1``,
+    never ``rate=1, rounding=half_up``; ``rate=1, rounding=floor`` off the default). Labels
+    name the noise model when the rows mix several.
     """
     columns = sorted(columns_with_prefix(records.columns, NOISE_PREFIX))
     frame = records[["noise", *columns]].astype(object)
@@ -144,7 +145,9 @@ def noise_levels(
             label = NATURAL_NOISE
             params = {}
         else:
-            shown = varying[name] or set(params)
+            shown = varying[name] | _off_default(name, params)
+            if params:
+                shown.add(_principal(name, params))
             label = ", ".join(f"{k}={format_value(v)}" for k, v in params.items() if k in shown)
             if len(named) > 1 or not label:
                 label = f"{name}({label})" if label else name
@@ -155,6 +158,37 @@ def noise_levels(
         noise_of[label] = name
     level = pd.Series([labels[k] for k in keys], index=records.index)
     return level, values, order, noise_of
+
+
+def _noise_defaults(name: str) -> dict[str, Any] | None:
+    """The installed noise plugin's parameters and defaults, in its order (None: unknown)."""
+    from pmlbench.errors import PluginError
+    from pmlbench.plugins import registry
+    from pmlbench.plugins.parameters import plugin_parameters
+
+    try:
+        info = registry.plugins("noise").get(name)
+        return None if info is None else dict(plugin_parameters("noise", info.load()))
+    except (PluginError, ImportError, AttributeError, TypeError, ValueError):
+        return None
+
+
+def _off_default(name: str, params: Mapping[str, Any]) -> set[str]:
+    """The parameters of a level off the noise plugin's defaults (all, when unknown)."""
+    defaults = _noise_defaults(name)
+    if defaults is None:
+        return set(params)
+    return {
+        k
+        for k, v in params.items()
+        if k not in defaults or format_value(v) != format_value(defaults[k])
+    }
+
+
+def _principal(name: str, params: Mapping[str, Any]) -> str:
+    """The parameter that names a level at the defaults: the plugin's first (``rate``)."""
+    order = list(_noise_defaults(name) or {})
+    return next((k for k in order if k in params), next(iter(params)))
 
 
 def is_missing(value: Any) -> bool:
@@ -181,11 +215,12 @@ def protocol_settings(records: pd.DataFrame) -> pd.DataFrame:
     (n_test / (n_train + n_test), 2 decimals)."""
     settings = pd.DataFrame(index=records.index)
     if "bipartition" in records.columns:
-        text = records["bipartition"].fillna("").astype(str)
-        settings["bipartition"] = text.str.split(":").str[0].str.strip()
+        text = records["bipartition"].astype(object).where(records["bipartition"].notna(), "")
+        settings["bipartition"] = text.astype(str).map(short_bipartition)
     if "tuned" in records.columns:
         # "lambda2=100;k=5": the tuned parameters' names (their chosen values vary by split)
-        tuned = records["tuned"].fillna("").astype(str).str.strip()
+        tuned = records["tuned"].astype(object).where(records["tuned"].notna(), "")
+        tuned = tuned.astype(str).str.strip()
         settings["tuning"] = tuned.map(
             lambda t: "+".join(sorted(p.partition("=")[0] for p in t.split(";") if p)) or "off"
         )
@@ -196,6 +231,68 @@ def protocol_settings(records: pd.DataFrame) -> pd.DataFrame:
     return settings
 
 
+_EMPTY_SUFFIX = ", top label if empty"
+
+
+def short_bipartition(description: str) -> str:
+    """A bipartition rule's description (results.csv's ``bipartition``) in one word that
+    needs no shell quoting: the rule's name (``method``, ``global``, ``per_label``,
+    ``top_k``), ``threshold`` for the fixed threshold 0.5 and ``threshold_<t>`` for another,
+    and ``+nonempty`` when an empty prediction gets the top-scored label (``allow_empty:
+    false``). The fitted values after ``:`` vary by split and are left out."""
+    text = description.strip()
+    nonempty = text.endswith(_EMPTY_SUFFIX)
+    if nonempty:
+        text = text[: -len(_EMPTY_SUFFIX)]
+    if text == "method's predict":
+        word = "method"
+    elif text.startswith("score >= "):
+        value = _parse_number(text.removeprefix("score >= ").strip())
+        word = "threshold" if value == 0.5 else f"threshold_{format_value(value)}"
+    else:
+        word = text.split(":")[0].strip()
+    return word + ("+nonempty" if nonempty and word else "")
+
+
+def _rule_word(options: Mapping[str, Any]) -> str:
+    """:func:`short_bipartition` of a rule given by its options (the ``bipartition`` node)."""
+    rule = str(options.get("rule", "method"))
+    word = rule
+    if rule == "threshold":
+        value = float(options.get("threshold", 0.5))
+        word = "threshold" if value == 0.5 else f"threshold_{format_value(value)}"
+    return word + ("" if options.get("allow_empty", True) else "+nonempty")
+
+
+def default_configuration(method: str) -> dict[str, str] | None:
+    """The text (:func:`format_value`) of every configuration column a run of ``method``
+    with all defaults records: its ``param_*`` columns, ``oracle``, and the
+    :func:`protocol_settings` ``bipartition`` and ``tuning`` (the parameters of its
+    ``default_tuning_grid``). None when the method is not installed (its defaults are then
+    unknown)."""
+    from pmlbench.errors import PluginError
+    from pmlbench.plugins import registry
+    from pmlbench.protocol.method_defaults import method_node
+    from pmlbench.protocol.settings import defaults
+
+    try:
+        info = registry.plugins("method").get(method)
+        if info is None:
+            return None
+        node = method_node(method, info.load())
+    except (PluginError, ImportError, AttributeError, TypeError, ValueError):
+        return None
+    found = {
+        f"{PARAM_PREFIX}{k}": format_value(v) for k, v in node["method"].items() if k != "name"
+    }
+    grid = node["tune"].get("grid") or {}
+    tuned = sorted(k for k, v in grid.items() if v is not None)
+    found["tuning"] = "+".join(tuned) or "off"
+    found["oracle"] = format_value(bool(node["tune"].get("oracle", False)))
+    found["bipartition"] = _rule_word({**defaults("bipartition"), **node["bipartition"]})
+    return found
+
+
 def method_labels(records: pd.DataFrame) -> pd.Series:
     """``method`` where a method ran in one configuration, ``method[p=v,...]`` otherwise.
 
@@ -204,6 +301,10 @@ def method_labels(records: pd.DataFrame) -> pd.Series:
     what varies within a method appears in its label, so two configurations never share
     one. A protocol setting counts as varying only where it varies on one dataset (the test
     fraction of a method that subsamples large datasets differs between datasets).
+
+    The configuration that is the method's default (:func:`default_configuration`: every
+    varying column at its default) keeps the bare name, so ``--reference pml3er`` names
+    PML3ER as it runs without overrides beside ``pml3er[bipartition=top_k]``.
     """
     config = columns_with_prefix(records.columns, PARAM_PREFIX)
     if "oracle" in records.columns:
@@ -211,18 +312,28 @@ def method_labels(records: pd.DataFrame) -> pd.Series:
     settings = protocol_settings(records)
     labels = records["method"].astype(str).copy()
     for name, rows in records.groupby("method", sort=False):
-        varying = [c for c in config if rows[c].map(format_value).nunique() > 1]
-        values = {c: rows[c] for c in varying}
+        values = {}
+        for column in config:
+            texts = rows[column].map(format_value)
+            if texts.nunique() > 1:
+                values[column] = texts
         own = settings.loc[rows.index]
         for column in own.columns:
             texts = own[column].map(format_value)
             if (texts.groupby(rows["dataset"].astype(str)).nunique() > 1).any():
-                values[column] = own[column]
+                values[column] = texts
         if not values:
             continue
         parts = [series.map(lambda v, c=c: _part(c, v)) for c, series in values.items()]
         suffix = parts[0].str.cat(parts[1:], sep=",") if len(parts) > 1 else parts[0]
-        labels.loc[rows.index] = f"{name}[" + suffix + "]"
+        named = f"{name}[" + suffix + "]"
+        default = default_configuration(str(name))
+        if default is not None and all(c in default for c in values):
+            is_default = pd.Series(True, index=rows.index)
+            for column, texts in values.items():
+                is_default &= texts.map(format_value) == default[column]
+            named = named.where(~is_default, str(name))
+        labels.loc[rows.index] = named
     return labels
 
 
@@ -349,7 +460,8 @@ def prepare(
         notes.append(note)
     methods = sorted(records["method"].unique())
     if reference is not None:
-        methods = [resolve_reference(reference, methods), *[m for m in methods if m != reference]]
+        reference = resolve_reference(reference, methods)
+        methods = [reference, *[m for m in methods if m != reference]]
     blocks = sorted(
         set(zip(records["dataset"], records["level"], strict=True)),
         key=lambda b: (b[0], level_order[b[1]]),

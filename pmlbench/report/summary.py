@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pmlbench.report.across import MetricRanks
+from pmlbench.report.across import MetricRanks, iman_davenport_text
 from pmlbench.report.bayes import BayesianResults
 from pmlbench.report.render import metric_name
 from pmlbench.stats.paired import TEST_NAMES
@@ -75,7 +75,7 @@ def rank_sentences(
         unit = "datasets" if r.blocks == "dataset" else "PML datasets"
         text = (
             f"- {metric_name(metric)}: {verdict} over {f.n_blocks} {unit} (Friedman "
-            f"chi2_F = {f.chi2:.2f}, Iman-Davenport F_F = {f.f_statistic:.2f}, p = "
+            f"chi2_F = {f.chi2:.2f}, {iman_davenport_text(f, 2)}, p = "
             f"{f.f_pvalue:.3g}). Average ranks: {ranking}."
         )
         if differ and reference is not None and reference in f.methods:

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pmlbench.cli.commands import plain
 from pmlbench.core.console import escape_control
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.plugins import registry
@@ -79,7 +80,7 @@ def _report(console: Console, report: CheckReport, show_traceback: bool) -> int:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="pmlbench check-plugin", description=__doc__)
+    parser = argparse.ArgumentParser(prog="pmlbench check-plugin", description=plain(__doc__))
     parser.add_argument("name", help="the plugin's registered name")
     parser.add_argument(
         "--kind",

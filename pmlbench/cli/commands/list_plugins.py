@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pmlbench.cli.commands import plain
 from pmlbench.core.console import escape_control
 from pmlbench.errors import PluginError
 from pmlbench.plugins import registry
@@ -39,7 +40,7 @@ def plugin_rows(kind: str) -> list[dict[str, str]]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="pmlbench list", description=__doc__)
+    parser = argparse.ArgumentParser(prog="pmlbench list", description=plain(__doc__))
     parser.add_argument(
         "kind", nargs="?", choices=sorted(registry.KINDS), help="show only this kind of plugin"
     )

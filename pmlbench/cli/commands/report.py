@@ -17,9 +17,11 @@ command and package versions that produced it (docs/report.md).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
 
+from pmlbench.cli.commands import plain
 from pmlbench.core.console import print_message, print_warning
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import ReportOptions, build_report, print_report, write_report
@@ -48,7 +50,7 @@ def _grouped(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pmlbench report",
-        description=__doc__,
+        description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -208,7 +210,10 @@ def main(argv: list[str]) -> int:
         written = write_report(report, args.out)
     except OSError as exc:
         raise PmlbenchError(f"cannot write the report into {args.out}: {exc}") from None
-    print_message(f"wrote {len(written)} files into {args.out}")
+    names = {Path(p).name: Path(p) for p in written}
+    first = names.get("report.html", names.get("summary.md"))
+    opened = f"; open {first}" if first is not None else ""
+    print_message(f"wrote {len(written)} files into {args.out}{opened}")
     if args.leaderboard:
         from pmlbench.report.leaderboard import write_leaderboard
 

@@ -147,18 +147,21 @@
           }
         });
       });
-      var foot = ['<tr><td colspan="2">average rank (', rows.length, " rows)</td>"];
-      var avgs = methods.map(function (k) {
-        var sum = 0, n = 0;
-        rows.forEach(function (r) { if (r.cells[k]) { sum += r.cells[k].rank; n += 1; } });
-        return n ? sum / n : null;
-      });
-      var bestAvg = Math.min.apply(null, avgs.filter(function (a) { return a !== null; }));
-      avgs.forEach(function (a) {
-        var text = a === null ? "–" : a.toFixed(2);
-        foot.push(td(a !== null && a === bestAvg ? "<b>" + text + "</b>" : text, "num"));
-      });
-      foot.push("</tr>");
+      // the report's one average rank (the Friedman test's, D.ranks; the ranks section
+      // states its definition), not a mean over the rows shown
+      var ranked = D.ranks.filter(function (r) { return r[0] === m; })[0];
+      var foot = [];
+      if (ranked) {
+        foot.push('<tr><td colspan="2" title="as the ranks section defines it">average rank over ',
+          ranked[2], " ", esc(D.rankUnit), "</td>");
+        var avgs = methods.map(function (k) { return isMissing(ranked[1][k]) ? null : ranked[1][k]; });
+        var bestAvg = Math.min.apply(null, avgs.filter(function (a) { return a !== null; }));
+        avgs.forEach(function (a) {
+          var text = a === null ? "–" : a.toFixed(2);
+          foot.push(td(a !== null && a === bestAvg ? "<b>" + text + "</b>" : text, "num"));
+        });
+        foot.push("</tr>");
+      }
       parts.push('<div class="block" data-metric="', esc(metric[0]), '"><div class="block-head"><h3>',
         esc(metric[1]), '</h3><span class="pill ', higher ? "up" : "down", '">',
         higher ? "↑ higher is better" : "↓ lower is better", "</span></div>",
@@ -404,9 +407,12 @@
     cols.push({ label: "Friedman p", num: true, title: "p-value of Iman and Davenport's F_F",
       key: function (r) { return r[4]; },
       html: function (r) { return td(esc(r[3]), "num"); } });
-    cols.push({ label: "CD", num: true, title: "Nemenyi critical difference of average ranks",
-      key: function (r) { return r[5]; },
-      html: function (r) { return td(esc(r[5] === null ? "–" : r[5].toFixed(3)), "num"); } });
+    // the Nemenyi CD only where it decides the diagrams' bars (--posthoc nemenyi)
+    if (rows.some(function (r) { return r[5] !== null; })) {
+      cols.push({ label: "CD", num: true, title: "Nemenyi critical difference of average ranks",
+        key: function (r) { return r[5]; },
+        html: function (r) { return td(esc(r[5] === null ? "–" : r[5].toFixed(3)), "num"); } });
+    }
     box.innerHTML = rows.length ? table({ id: "ranks-table", cols: cols, rows: rows })
       : '<p class="empty">No results for this selection.</p>';
   }
