@@ -625,3 +625,22 @@ def test_table2_row_ranks_tie_means_that_agree_to_the_tolerance(tmp_path):
     report = build_report([root], ReportOptions(reference="a", plots=False))
     ranks = {(c[0], c[2]): c[7] for c in page_data(report)["t2"]}
     assert [ranks[(0, m)] for m in range(3)] == [1.5, 1.5, 3.0]
+
+
+def test_control_and_bidirectional_characters_never_reach_the_page_raw(tmp_path):
+    """Issue 34 item 11: a U+202E in the command line reversed what the provenance showed,
+    and U+200F was escaped nowhere. Every string of the page, its data included, shows them
+    as visible escapes."""
+    from pmlbench.report.html import render_html
+    from tests.helpers import run_rows, write_run
+
+    root = tmp_path / "runs"
+    for job, method in enumerate(["a", "b"]):
+        values = [(0.5 + 0.1 * (method == "a") + 0.01 * s, 0.1) for s in range(3)]
+        write_run(root, f"{job}_{method}_d1", run_rows("d1", 1.0, method, values))
+    report = build_report([root], ReportOptions(reference="a", plots=False))
+    command = ["pmlbench", "report", "runs\u202eevil\u200f", "--title", "x\x1b[2Jy"]
+    page = render_html(report, summary="a summary \u202e", command=command)
+    for raw in ("\u202e", "\u200f", "\x1b"):
+        assert raw not in page
+    assert "\\u202e" in page and "\\u200f" in page and "\\x1b" in page

@@ -30,6 +30,7 @@ import numpy as np
 
 from pmlbench import __version__
 from pmlbench.core.atomic import atomic_write_text
+from pmlbench.core.console import escape_control
 from pmlbench.report import bayes as bayes_tables
 from pmlbench.report import disambiguation as disambiguation_tables
 from pmlbench.report import pairwise as pairwise_tables
@@ -181,12 +182,29 @@ def _card(number: Any, label: str, cls: str, href: str | None) -> str:
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """Text for HTML: control, bidirectional and zero-width characters shown as escapes
+    (a U+202E in a command line must not reverse what the page shows), then HTML-escaped."""
+    return html.escape(escape_control(str(value)), quote=True)
+
+
+def _shown_strings(value: Any) -> Any:
+    """``value`` with :func:`escape_control` applied to every string in it, keys included
+    (the page's script writes these strings into the page)."""
+    if isinstance(value, str):
+        return escape_control(value)
+    if isinstance(value, dict):
+        return {_shown_strings(k): _shown_strings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_shown_strings(v) for v in value]
+    return value
 
 
 def _json_for_script(data: dict[str, Any]) -> str:
-    """JSON that cannot end its <script> element early (``</`` becomes ``<\\/``)."""
-    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    """JSON that cannot end its <script> element early (``</`` becomes ``<\\/``), its strings
+    free of control and bidirectional characters (:func:`_shown_strings`)."""
+    text = json.dumps(
+        _shown_strings(data), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    )
     return text.replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
