@@ -28,7 +28,7 @@ from tests.helpers import (
 
 pytestmark = pytest.mark.slow
 
-DATASETS = {"emotions": "rate=1, rounding=half_up", "mirflickr5k": "natural"}
+DATASETS = {"emotions": "rate=1", "mirflickr5k": "natural"}
 METHODS = [*REDUCED_METHODS, "nlr"]
 
 

@@ -334,7 +334,10 @@ def test_disambiguation_cells_of_declined_datasets_are_n_a(root, tmp_path):
     assert "n/a: the method declined the dataset up front" in section
     # report.html and disambiguation.md show the same cells
     html = disambiguation.to_html(report.disambiguation, 3, report.declined)
-    assert "<td>d4</td><td>rate=0.5</td><td>0.620 ± 0.016</td><td>n/a</td>" in html
+    assert (
+        '<td>d4</td><td>rate=0.5</td><td class="num">0.620 ± 0.016</td><td class="num">n/a</td>'
+        in html
+    )
     assert "| d4 | rate=0.5 | 0.620 ± 0.016 | n/a |" in disambiguation.to_markdown(
         report.disambiguation, 3, report.declined
     )

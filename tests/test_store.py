@@ -192,6 +192,11 @@ def test_rerun_reuses_stored_units_with_identical_results(tmp_path, genbase_conf
     )
     pd.testing.assert_frame_equal(tidy_records(first), tidy_records(second))
     stored = load_records(tmp_path / "store").drop(columns="unit_key")
+    # beyond results.csv's columns: the grid searched and the scalar diagnostics
+    # (runner.store.unit_details)
+    details = [c for c in stored.columns if c.startswith("diag_") or c == "tuning_grid"]
+    assert set(stored["tuning_grid"].map(json.loads).map(str)) == {str({"k": [5, 10, 15, 20]})}
+    stored = stored.drop(columns=details)
     pd.testing.assert_frame_equal(
         stored.sort_values(["split", "metric"]).reset_index(drop=True),
         tidy_records(first).sort_values(["split", "metric"]).reset_index(drop=True),

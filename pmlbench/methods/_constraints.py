@@ -11,6 +11,7 @@ instances), is checked by :func:`check_neighbours` and :func:`check_folds` at th
 from __future__ import annotations
 
 from pmlbench.core import parallel
+from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.parameters import Constraint, Interval, Type
 from pmlbench.errors import NotApplicable, PmlbenchError
 
@@ -79,5 +80,6 @@ def check_gram_order(n_columns: int, max_order: int | None, max_iter: int, *, me
     raise NotApplicable(
         f"{method} solves against a {n_columns:,} x {n_columns:,} Gram matrix (features + "
         f"bias) in each of up to {max_iter} iterations, over method.max_order={max_order} "
-        "(set for a budget of 10x ML-kNN's time); set method.max_order=null to run it anyway"
+        f"(set for the suite's budget, {BUDGET_TEXT}); set method.max_order=null to run it "
+        "anyway"
     )

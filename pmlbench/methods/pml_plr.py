@@ -55,6 +55,7 @@ from scipy.linalg.blas import dsyrk
 from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
+from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable, PmlbenchError
@@ -559,7 +560,8 @@ def refusal_message(n: int, max_train: int | None) -> str | None:
     return (
         f"pml_plr refuses {n} training instances (method.max_train = {max_train}): every "
         f"iteration solves an n x n system and multiplies n x n matrices (about {gib:.1f} GiB "
-        f"of them at n = {n}), so above the cap one split takes more than 10x ML-kNN's time; "
+        f"of them at n = {n}), so above the cap one split exceeds the suite's budget "
+        f"({BUDGET_TEXT}); "
         f"set method.max_train={n} (or null) to run it anyway"
     )
 

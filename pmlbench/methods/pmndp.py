@@ -58,6 +58,7 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
+from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable
@@ -600,15 +601,15 @@ class PMNDP(ValidatedParameters, BaseEstimator):
             raise NotApplicable(
                 f"PMNDP on {d:,} features eigendecomposes three {d:,} x {d:,} matrices and "
                 f"multiplies by one in each of up to {self.max_iter} iterations, over "
-                f"method.max_features={self.max_features} (set for a budget of 10x ML-kNN's time; "
-                "6,139 features took 29x); set method.max_features=null to run it anyway"
+                f"method.max_features={self.max_features} (set for the suite's budget, "
+                f"{BUDGET_TEXT}); set method.max_features=null to run it anyway"
             )
         if self.max_instances is not None and n > self.max_instances:
             raise NotApplicable(
                 f"PMNDP on {n:,} training instances factorises a {n:,} x {n:,} graph "
-                f"Laplacian, over method.max_instances={self.max_instances} (the budget of 10x "
-                "ML-kNN's time was measured up to 8,052 instances); set method.max_instances=null "
-                "to run it anyway"
+                f"Laplacian, over method.max_instances={self.max_instances} (the suite's budget, "
+                f"{BUDGET_TEXT}, was measured up to 8,052 instances); set "
+                "method.max_instances=null to run it anyway"
             )
 
     def fit(self, X, Y) -> PMNDP:

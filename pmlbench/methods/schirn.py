@@ -61,6 +61,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
+from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable, PmlbenchError
@@ -567,15 +568,16 @@ class Schirn(ValidatedParameters, BaseEstimator):
         if self.max_order is not None and order > self.max_order:
             raise NotApplicable(
                 f"Schirn on {n} training instances x {d} features needs a thin SVD of order "
-                f"{order}, over method.max_order={self.max_order} (set for a budget of 10x "
-                "ML-kNN's time); set method.max_order=null to run it anyway"
+                f"{order}, over method.max_order={self.max_order} (set for the suite's budget, "
+                f"{BUDGET_TEXT}); set method.max_order=null to run it anyway"
             )
         q = Y.shape[1]
         if self.max_labels is not None and q > self.max_labels:
             raise NotApplicable(
                 f"Schirn on {q} labels factors a {n} x {q} matrix in each of its "
                 f"{self.max_iter} iterations, over method.max_labels={self.max_labels} (set "
-                "for a budget of 10x ML-kNN's time); set method.max_labels=null to run it anyway"
+                f"for the suite's budget, {BUDGET_TEXT}); set method.max_labels=null to run it "
+                "anyway"
             )
 
     def _adopt(self, solution: SchirnSolution, X, Y: np.ndarray, start: float) -> Schirn:

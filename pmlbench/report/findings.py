@@ -12,11 +12,9 @@ by hand, so the text follows the numbers when the suite runs again.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-
 import pandas as pd
 
+from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.report.claims import (
     ALL_METHODS,
     CONTROL,
@@ -28,8 +26,8 @@ from pmlbench.report.claims import (
 )
 from pmlbench.report.model import Report
 from pmlbench.report.render import markdown_escape, metric_name
+from pmlbench.report.tuning_summary import tuning_summary
 
-_TUNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([^,]+)")
 PAIRWISE = "Wilcoxon-Holm across datasets"
 
 
@@ -247,35 +245,20 @@ def control_findings(report: Report) -> list[str]:
 
 
 def tuning_edge_findings(report: Report, share: float = 0.5) -> list[str]:
-    """Tuned parameters that settle on the largest or smallest value tried in more than
-    ``share`` of the units: the best value may lie beyond the grid."""
-    records = report.prepared.records
-    if "tuned" not in records:
-        return []
-    units = records.drop_duplicates(["method", "dataset", "level", "seed", "split"])
+    """Tuned parameters whose selection settles on the smallest or largest value of the grid
+    in more than ``share`` of the units: the best value may lie beyond the grid."""
+    summaries, _ = tuning_summary(report.prepared.records)
     lines = []
-    for method, rows in units.groupby("method", sort=True):
-        chosen: dict[str, Counter[str]] = {}
-        for text in rows["tuned"].dropna().astype(str):
-            for name, value in _TUNED.findall(text):
-                chosen.setdefault(name, Counter())[value.strip()] += 1
-        for name, counts in sorted(chosen.items()):
-            if len(counts) < 2:
-                continue
-            try:
-                values = sorted(counts, key=float)
-            except ValueError:
-                continue
-            total = sum(counts.values())
-            for edge, side in ((values[-1], "largest"), (values[0], "smallest")):
-                if counts[edge] > share * total:
-                    lines.append(
-                        f"{markdown_escape(str(method))} picks {name} = {edge}, the {side} "
-                        f"of the values it chose ({', '.join(values)}), in {counts[edge]} of "
-                        f"{total} tuned units: the best "
-                        "value may lie beyond the tuning grid (`tune.grid."
-                        f"{name}=[...]` widens it)."
-                    )
+    for s in summaries:
+        for edge, count, side in ((s.high, s.at_high, "largest"), (s.low, s.at_low, "smallest")):
+            if edge is not None and count > share * s.units:
+                lines.append(
+                    f"{markdown_escape(s.method)} selects {markdown_escape(s.parameter)} = "
+                    f"{markdown_escape(edge)}, the {side} value of its grid "
+                    f"({', '.join(markdown_escape(v) for v in s.grid)}), in {count} of "
+                    f"{s.units} tuned units: the best value may lie beyond the grid "
+                    f"(`tune.grid.{s.parameter}=[...]` widens it)."
+                )
     return lines
 
 
@@ -324,7 +307,7 @@ def reading_aids(report: Report) -> list[str]:
         )
     if not report.unfinished.empty:
         aids.append(
-            "n/a is a budget cap that the suite sets (10 times ML-kNN's time per split), not a "
+            f"n/a is a budget cap that the suite sets ({BUDGET_TEXT}), not a "
             "limit of the method: each line under [Not applicable](#not-applicable) names the "
             "option that lifts the cap (e.g. `method.max_order=null`)."
         )

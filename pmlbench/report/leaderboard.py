@@ -37,8 +37,11 @@ import numpy as np
 import pandas as pd
 
 from pmlbench.core.atomic import atomic_write_text
+from pmlbench.core.budget import BUDGET_RATIO, BUDGET_TEXT, FLOOR_SECONDS
+from pmlbench.report import budget as budget_module
 from pmlbench.report import claims as claims_module
 from pmlbench.report import disambiguation, findings, pairwise, plots, table2, wtl_table
+from pmlbench.report import tuning_summary as tuning_module
 from pmlbench.report.across import block_means
 from pmlbench.report.claims import ALL_METHODS, CONTROL, FULL_COVERAGE, Claims, DatasetWtl, Pool
 from pmlbench.report.figures import cd_figures, posthoc_name
@@ -368,6 +371,107 @@ def _coverage_text(
     )
 
 
+def _tuning_text(report: Report) -> str:
+    """Per method and tuned parameter: its grid, how often each value won and how often an
+    edge of the grid won; methods with untuned units; PML-NI's noise term."""
+    summaries, counts = tuning_module.tuning_summary(report.prepared.records)
+    if counts.empty:
+        return ""
+    rows = []
+    for s in summaries:
+        chosen = ", ".join(f"{v}: {s.chosen[v]}" for v in s.grid if s.chosen[v])
+        edge = (
+            f"smallest ({s.low}) {s.at_low}, largest ({s.high}) {s.at_high} of {s.units}"
+            if s.low is not None
+            else "not ordered"
+        )
+        flag = " **mostly at one edge**" if s.mostly_at_an_edge else ""
+        rows.append(
+            [
+                markdown_escape(s.method),
+                f"`{markdown_escape(s.parameter)}`",
+                ", ".join(markdown_escape(v) for v in s.grid),
+                markdown_escape(chosen),
+                edge + flag,
+            ]
+        )
+    untuned = [
+        f"{markdown_escape(r.method)} ({r.units - r.tuned} of {r.units})"
+        for r in counts.itertuples(index=False)
+        if r.tuned < r.units
+    ]
+    lines = [
+        "Every method is tuned the same way: its declared grid (each grid's source is on its "
+        "docs/methods page), selected on the candidate labels of each training split only, "
+        "never its test part or the ground truth (docs/tuning.md). Per method and tuned "
+        "parameter: the values searched, how often each won, and how often the winner was the "
+        "smallest or largest value of the grid (a winner at an edge in most units says the "
+        "best value may lie beyond the grid).",
+        "",
+        "Units without tuning: " + ("; ".join(untuned) if untuned else "none") + ".",
+        "",
+    ]
+    active = tuning_module.active_share(report.prepared.records, "diag_nnz_V")
+    for r in active.itertuples(index=False):
+        lines.append(
+            f"{markdown_escape(r.method)}'s noise term V is active (nnz_V > 0) at the selected "
+            f"setting in {int(r.active)} of {int(r.units)} units.\n"
+        )
+    if rows:
+        lines += [
+            "",
+            markdown_table(
+                ["method", "parameter", "grid", "selected (value: units)", "grid edge won"],
+                rows,
+                ["l", "l", "l", "l", "l"],
+            ),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _budget_text(report: Report) -> str:
+    """The one budget rule and, per method, its largest measured ratio (empty without the
+    baseline method's results)."""
+    found = budget_module.budget_ratios(report.prepared.records)
+    if found.ratios.empty:
+        return ""
+    over = found.over
+    rows = [
+        [
+            markdown_escape(r.method),
+            f"{r.ratio:.1f}",
+            f"{markdown_escape(r.dataset)} ({markdown_escape(r.level)})",
+            str(int((over["method"] == r.method).sum())),
+        ]
+        for r in found.worst().itertuples(index=False)
+    ]
+    verdict = (
+        f"Every finished method is within the budget on every PML dataset ({len(found.ratios)} "
+        "method x dataset x noise level cells measured)."
+        if over.empty
+        else f"**{len(over)} method x PML dataset cells are over the budget**: "
+        + "; ".join(
+            f"{markdown_escape(r.method)} on {markdown_escape(r.dataset)} "
+            f"({markdown_escape(r.level)}) {r.ratio:.1f}x"
+            for r in over.itertuples(index=False)
+        )
+        + "."
+    )
+    return (
+        f'One rule for every method ({BUDGET_TEXT}; docs/protocol.md, "Budget"): a unit\'s '
+        "fit + predict seconds, the tuning over the grid and the refit included, over "
+        f"{markdown_escape(found.baseline)}'s on the same split (its time floored at "
+        f"{FLOOR_SECONDS:g} s), median over the splits, at most {BUDGET_RATIO:g} on every PML "
+        "dataset; a method whose cap projects more declines the dataset up front (n/a). "
+        f"{verdict} Each method's largest ratio:\n\n"
+        + markdown_table(
+            ["method", "largest ratio", "measured on", "cells over budget"],
+            rows,
+            ["l", "r", "l", "r"],
+        )
+    )
+
+
 def _metric_scale(report: Report, metrics: list[str]) -> str:
     """Per metric, the median over datasets and methods of the dataset means (the blocks of
     the tests across datasets), e.g. "subset accuracy 0.21, Hamming loss 0.045"."""
@@ -498,6 +602,12 @@ def _overview(
     coverage = _coverage_text(report, blocks, methods, claims)
     if coverage:
         parts.append("\n### Coverage\n\n" + coverage)
+    budget = _budget_text(report)
+    if budget:
+        parts.append("\n### Budget\n\n" + budget)
+    tuning = _tuning_text(report)
+    if tuning:
+        parts.append("\n### Tuning\n\n" + tuning)
     parts.append(_machine_dependent_text(methods))
     parts.append("\n### Tests\n\n" + _tests_text(report, claims))
     if claims.pools:

@@ -35,6 +35,7 @@ the one table from outcome to file (pmlbench.runner.format.OUTCOME_SUFFIXES).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import socket
@@ -511,11 +512,38 @@ def load_records(
     if latest:
         records = latest_records(records)
     rows = [
-        {**row, "unit_key": record["key"]}
+        {**row, "unit_key": record["key"], **unit_details(record)}
         for record in records
         for row in record.get("records", [])
     ]
     return pd.DataFrame(rows)
+
+
+TUNING_GRID_COLUMN = "tuning_grid"
+DIAGNOSTIC_PREFIX = "diag_"
+
+
+def unit_details(record: dict[str, Any]) -> dict[str, Any]:
+    """What a store record holds beyond its results.csv rows, as columns: the tuning grid
+    the unit searched (``tuning_grid``: JSON text, each tuned parameter's values in grid
+    order; absent for an untuned unit) and the method's scalar diagnostics (``diag_<name>``,
+    e.g. PML-NI's ``diag_nnz_V``)."""
+    split = record.get("split") or {}
+    details: dict[str, Any] = {}
+    points = (split.get("tuning") or {}).get("grid") or []
+    if isinstance(points, list) and points and all(isinstance(p, dict) for p in points):
+        values: dict[str, list[Any]] = {}
+        for point in points:
+            for name, value in point.items():
+                if value not in values.setdefault(str(name), []):
+                    values[str(name)].append(value)
+        details[TUNING_GRID_COLUMN] = json.dumps(values, sort_keys=True)
+    diagnostics = split.get("diagnostics") or {}
+    if isinstance(diagnostics, dict):
+        for name, value in diagnostics.items():
+            if isinstance(value, (bool, int, float, str)):
+                details[f"{DIAGNOSTIC_PREFIX}{name}"] = value
+    return details
 
 
 def _unit_row(record: dict[str, Any], **extra: Any) -> dict[str, Any]:
