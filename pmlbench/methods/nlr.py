@@ -51,10 +51,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable, PmlbenchError
+from pmlbench.methods._constraints import BUDGET_NOTE
 from pmlbench.numerics.linalg import gram
 
 FORMS = ("auto", "primal", "dual")
@@ -333,7 +333,7 @@ class NLR(ValidatedParameters, BaseEstimator):
             :class:`~pmlbench.errors.NotApplicable` (None: no cap). The default 4000 admits
             every bundled dataset; the largest order among them is the yeast GO sets' 3069
             training instances, where tuned NLR took 16 times ML-kNN's tuned time, within
-            the suite's budget (pmlbench.core.budget).
+            the suite's budget (docs/protocol.md, "Budget").
         blas_threads: BLAS threads during fit and predict (None: the library default).
     """
 
@@ -437,7 +437,7 @@ class NLR(ValidatedParameters, BaseEstimator):
                 f"NLR on {X.shape[0]} training instances x {X.shape[1]} features needs a "
                 f"{order} x {order} eigendecomposition and {self.max_iter} products with it, "
                 f"over method.max_order={self.max_order} (set for the suite's budget, "
-                f"{BUDGET_TEXT}); set method.max_order=null to run it anyway"
+                f"{BUDGET_NOTE}); set method.max_order=null to run it anyway"
             )
 
     def _adopt(self, solution: NLRSolution, X, Y: np.ndarray, start: float) -> NLR:

@@ -52,11 +52,17 @@ import scipy.special
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable, PmlbenchError
-from pmlbench.methods._constraints import BLAS_THREADS, FLAG, NON_NEGATIVE, POSITIVE, SEED
+from pmlbench.methods._constraints import (
+    BLAS_THREADS,
+    BUDGET_NOTE,
+    FLAG,
+    NON_NEGATIVE,
+    POSITIVE,
+    SEED,
+)
 from pmlbench.numerics.gridpoints import groups_by, point_models
 
 NEIGHBOURHOODS = ("code", "others")
@@ -477,7 +483,7 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
             first (``main_PML.m``; default true).
         max_work: largest ``max_iter x n x c x (min(n, d) + c)`` (training instances n,
             features d, labels c) ``fit`` accepts (None: no cap); above it ``fit`` refuses
-            before any work: one split would exceed the suite's budget (pmlbench.core.budget).
+            before any work: one split would exceed the suite's budget (docs/protocol.md, "Budget").
         random_state: seeds the random start of U and V (standard normal, as ``randn``), an
             integer in [0, 2³²) or None; the runner fills in the split's seed.
         blas_threads: BLAS threads during fit and predict (None: the library default).
@@ -567,7 +573,7 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
             f"pml_lenfn refuses {n} training instances x {d} features x {c} labels "
             f"(method.max_work = {self.max_work:.3g}): up to {self.max_iter} iterations, "
             f"each a few products of the n x d features with n x c matrices, {amount:.3g} "
-            f"multiply-adds in all here, over the suite's budget ({BUDGET_TEXT}); set "
+            f"multiply-adds in all here, over the suite's budget ({BUDGET_NOTE}); set "
             f"method.max_work={_lift(amount)} (or null) to run it anyway"
         )
 

@@ -55,11 +55,17 @@ from scipy.linalg.blas import dsyrk
 from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable, PmlbenchError
-from pmlbench.methods._constraints import BLAS_THREADS, CAP, NON_NEGATIVE, POSITIVE, SEED
+from pmlbench.methods._constraints import (
+    BLAS_THREADS,
+    BUDGET_NOTE,
+    CAP,
+    NON_NEGATIVE,
+    POSITIVE,
+    SEED,
+)
 from pmlbench.numerics.exact import row_groups
 from pmlbench.numerics.exact import squared_distances as exact_squared_distances
 from pmlbench.numerics.linalg import soft_threshold, thin_svd
@@ -561,7 +567,7 @@ def refusal_message(n: int, max_train: int | None) -> str | None:
         f"pml_plr refuses {n} training instances (method.max_train = {max_train}): every "
         f"iteration solves an n x n system and multiplies n x n matrices (about {gib:.1f} GiB "
         f"of them at n = {n}), so above the cap one split exceeds the suite's budget "
-        f"({BUDGET_TEXT}); "
+        f"({BUDGET_NOTE}); "
         f"set method.max_train={n} (or null) to run it anyway"
     )
 

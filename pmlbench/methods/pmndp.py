@@ -58,12 +58,12 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable
 from pmlbench.methods._constraints import (
     BLAS_THREADS,
+    BUDGET_NOTE,
     CAP,
     NON_NEGATIVE,
     POSITIVE,
@@ -602,13 +602,13 @@ class PMNDP(ValidatedParameters, BaseEstimator):
                 f"PMNDP on {d:,} features eigendecomposes three {d:,} x {d:,} matrices and "
                 f"multiplies by one in each of up to {self.max_iter} iterations, over "
                 f"method.max_features={self.max_features} (set for the suite's budget, "
-                f"{BUDGET_TEXT}); set method.max_features=null to run it anyway"
+                f"{BUDGET_NOTE}); set method.max_features=null to run it anyway"
             )
         if self.max_instances is not None and n > self.max_instances:
             raise NotApplicable(
                 f"PMNDP on {n:,} training instances factorises a {n:,} x {n:,} graph "
-                f"Laplacian, over method.max_instances={self.max_instances} (the suite's budget, "
-                f"{BUDGET_TEXT}, was measured up to 8,052 instances); set "
+                f"Laplacian, over method.max_instances={self.max_instances} (set for the suite's "
+                f"budget, {BUDGET_NOTE}; measured up to 8,052 instances); set "
                 "method.max_instances=null to run it anyway"
             )
 

@@ -61,10 +61,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.checks import check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable, PmlbenchError
+from pmlbench.methods._constraints import BUDGET_NOTE
 
 C_UPDATES = ("code", "lapack", "singular_values")
 # parameters that leave the iterates equal for a while (lam, alpha) or alone (threshold):
@@ -569,14 +569,14 @@ class Schirn(ValidatedParameters, BaseEstimator):
             raise NotApplicable(
                 f"Schirn on {n} training instances x {d} features needs a thin SVD of order "
                 f"{order}, over method.max_order={self.max_order} (set for the suite's budget, "
-                f"{BUDGET_TEXT}); set method.max_order=null to run it anyway"
+                f"{BUDGET_NOTE}); set method.max_order=null to run it anyway"
             )
         q = Y.shape[1]
         if self.max_labels is not None and q > self.max_labels:
             raise NotApplicable(
                 f"Schirn on {q} labels factors a {n} x {q} matrix in each of its "
                 f"{self.max_iter} iterations, over method.max_labels={self.max_labels} (set "
-                f"for the suite's budget, {BUDGET_TEXT}); set method.max_labels=null to run it "
+                f"for the suite's budget, {BUDGET_NOTE}); set method.max_labels=null to run it "
                 "anyway"
             )
 

@@ -13,11 +13,17 @@ import scipy.special
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.budget import BUDGET_TEXT
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable
-from pmlbench.methods._constraints import BLAS_THREADS, NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED
+from pmlbench.methods._constraints import (
+    BLAS_THREADS,
+    BUDGET_NOTE,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    SEED,
+)
 from pmlbench.methods.pml_ld.enhancement import (
     INIT_SOLVERS,
     Enhancement,
@@ -99,7 +105,7 @@ def refusal_message(
             f"pml_ld refuses {n} training instances (method.max_train = {max_train}): "
             f"PML-LD holds n x n float64 matrices ({gib:.1f} GiB at n = {n}) and factorises "
             "an n x n system in every SVR iteration, so above the cap one split exceeds the "
-            f"suite's budget ({BUDGET_TEXT}); {remedy}"
+            f"suite's budget ({BUDGET_NOTE}); {remedy}"
         )
     assert max_work is not None  # only the work cap is exceeded here
     largest = int((max_work / n_labels) ** 0.5)
@@ -107,7 +113,7 @@ def refusal_message(
         f"pml_ld refuses {n} training instances x {n_labels} labels (method.max_work = "
         f"{max_work:.3g}): InitW runs 300 iterations of two n x n by n x l products, "
         f"n² x l = {work:.3g} here (at {n_labels} labels the cap allows n <= {largest}), "
-        f"over the suite's budget ({BUDGET_TEXT}); {remedy}"
+        f"over the suite's budget ({BUDGET_NOTE}); {remedy}"
     )
 
 
