@@ -10,8 +10,8 @@ from pmlbench.report.budget import budget_ratios
 
 
 def records(rows):
-    """Rows (method, dataset, split, fit, predict), each repeated for two metrics as the
-    report's records are."""
+    """Rows (method, dataset, split, CPU seconds in two parts), each repeated for two
+    metrics as the report's records are."""
     out = []
     for method, dataset, split, fit, predict in rows:
         for metric in ("hamming_loss", "ranking_loss"):
@@ -22,8 +22,8 @@ def records(rows):
                     level="rate=1",
                     seed=0,
                     split=split,
-                    fit_seconds=fit,
-                    predict_seconds=predict,
+                    cpu_seconds=fit + predict,
+                    fit_seconds=1e6,  # wall seconds do not count
                     metric=metric,
                 )
             )

@@ -459,7 +459,7 @@ def _budget_text(report: Report) -> str:
     )
     return (
         f'One rule for every method ({BUDGET_TEXT}; docs/protocol.md, "Budget"): a unit\'s '
-        "fit + predict seconds, the tuning over the grid and the refit included, over "
+        "CPU seconds, the tuning over the grid and the refit included, over "
         f"{markdown_escape(found.baseline)}'s on the same split (its time floored at "
         f"{FLOOR_SECONDS:g} s), median over the splits, at most {BUDGET_RATIO:g} on every PML "
         "dataset; a method whose cap projects more declines the dataset up front (n/a). "

@@ -520,14 +520,16 @@ def load_records(
 
 
 TUNING_GRID_COLUMN = "tuning_grid"
+CPU_SECONDS_COLUMN = "cpu_seconds"
 DIAGNOSTIC_PREFIX = "diag_"
 
 
 def unit_details(record: dict[str, Any]) -> dict[str, Any]:
     """What a store record holds beyond its results.csv rows, as columns: the tuning grid
     the unit searched (``tuning_grid``: JSON text, each tuned parameter's values in grid
-    order; absent for an untuned unit) and the method's scalar diagnostics (``diag_<name>``,
-    e.g. PML-NI's ``diag_nnz_V``)."""
+    order; absent for an untuned unit), the unit's CPU seconds (``cpu_seconds``: noise,
+    tuning, fit, predict and metrics, in its process and every process working for it) and
+    the method's scalar diagnostics (``diag_<name>``, e.g. PML-NI's ``diag_nnz_V``)."""
     split = record.get("split") or {}
     details: dict[str, Any] = {}
     points = (split.get("tuning") or {}).get("grid") or []
@@ -538,6 +540,9 @@ def unit_details(record: dict[str, Any]) -> dict[str, Any]:
                 if value not in values.setdefault(str(name), []):
                     values[str(name)].append(value)
         details[TUNING_GRID_COLUMN] = json.dumps(values, sort_keys=True)
+    cpu = (record.get("run") or {}).get("cpu_seconds")
+    if isinstance(cpu, (int, float)) and not isinstance(cpu, bool):
+        details[CPU_SECONDS_COLUMN] = float(cpu)
     diagnostics = split.get("diagnostics") or {}
     if isinstance(diagnostics, dict):
         for name, value in diagnostics.items():
