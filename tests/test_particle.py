@@ -245,14 +245,17 @@ def test_vls_refuses_too_many_label_pairs_before_any_work(rng):
 
 
 def test_vls_default_cap_refuses_delicious_sized_label_sets(rng):
-    # the default admits corel16k001 (153 labels, 11,628 pairs) and refuses bibtex (159
-    # labels, 12,561 pairs), cal500 (174), corel5k (374) and delicious (983)
-    assert ParticleVLS().max_label_pairs == 12_000
+    # the default admits corel16k001 (153 labels, 11,628 pairs) and bibtex (159 labels,
+    # 12,561 pairs) and refuses cal500 (174), yeastbp (217), corel5k (374) and delicious (983)
+    assert ParticleVLS().max_label_pairs == 13_000
     est = ParticleVLS()
     est._check_label_pairs(153)
-    with pytest.raises(NotApplicable, match=r"^particle_vls .*: 12,561 pairs on 159 labels"):
-        est._check_label_pairs(159)
-    with pytest.raises(NotApplicable, match=r"15,051 pairs on 174 labels .*=12000; raise it"):
+    est._check_label_pairs(159)
+    with pytest.raises(NotApplicable, match=r"^particle_vls .*: 15,051 pairs on 174 labels"):
+        est._check_label_pairs(174)
+    with pytest.raises(NotApplicable, match=r"23,436 pairs on 217 labels"):
+        est._check_label_pairs(217)
+    with pytest.raises(NotApplicable, match=r"15,051 pairs on 174 labels .*=13000; raise it"):
         est._check_label_pairs(174)
     with pytest.raises(NotApplicable, match=r"482,653 pairs on 983 labels"):
         est._check_label_pairs(983)

@@ -31,9 +31,10 @@ from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS, Stage1Memo
 VOTES = ("unweighted", "accuracy")
 LOSSES = ("squared_hinge", "hinge")
 # Label pairs above which a split exceeds the suite's budget (docs/protocol.md, "Budget";
-# measurements in docs/methods/particle.md): corel16k001's 11,628 pairs run; bibtex's 12,561,
-# cal500's 15,051, yeastbp's 23,436, corel5k's 69,751 and delicious's 482,653 do not.
-MAX_LABEL_PAIRS = 12_000
+# measurements in docs/methods/particle.md): corel16k001's 11,628 and bibtex's 12,561 pairs
+# run within it; cal500's 15,051, yeastbp's 23,436, corel5k's 69,751 and delicious's 482,653
+# do not.
+MAX_LABEL_PAIRS = 13_000
 
 
 class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
