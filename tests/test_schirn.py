@@ -301,6 +301,7 @@ def test_threshold_is_strict():
         ({"c_update": "paper"}, "method.c_update"),
         ({"max_order": 0}, "method.max_order"),
         ({"max_labels": 2.5}, "method.max_labels"),
+        ({"max_order_labels": 0}, "method.max_order_labels"),
         ({"blas_threads": 0}, "method.blas_threads"),
     ],
 )
@@ -311,9 +312,21 @@ def test_bad_parameters_are_one_line_errors(params, key):
     assert "\n" not in str(error.value)
 
 
+def test_the_default_caps_follow_the_measured_budget():
+    """docs/scaling.md, "The one budget": tuned, Schirn took 35 and 65 times ML-kNN's CPU
+    time on yeastmf and yeastbp; delicious (500 x 983) ran within the budget."""
+    model = Schirn()
+    for order, labels in [(3069, 39), (3069, 50), (500, 983), (1836, 159), (499, 374)]:
+        assert order <= model.max_order and order * labels <= model.max_order_labels
+    assert 3069 * 217 > model.max_order_labels
+
+
 def test_large_inputs_are_refused_before_any_work():
     X_train, Y_train, _, params = case_data("square_demo")  # 30 instances, 8 features, 24 labels
-    Schirn(max_order=8, max_labels=24, **params).fit(X_train, Y_train)
+    Schirn(max_order=8, max_labels=24, max_order_labels=8 * 24, **params).fit(X_train, Y_train)
+    with pytest.raises(NotApplicable, match="method.max_order_labels=null") as error:
+        Schirn(max_order_labels=8 * 24 - 1, **params).fit(X_train, Y_train)
+    assert "order x labels = 192" in str(error.value) and "\n" not in str(error.value)
     with pytest.raises(NotApplicable, match="method.max_order=null") as error:
         Schirn(max_order=7, **params).fit(X_train, Y_train)
     assert "thin SVD of order 8" in str(error.value) and "\n" not in str(error.value)

@@ -454,9 +454,14 @@ class Schirn(ValidatedParameters, BaseEstimator):
             difference.
         max_order: the largest thin SVD of the features Schirn takes on: min(training
             instances, features). Larger inputs are refused before any work with
-            :class:`~pmlbench.errors.NotApplicable` (None: no cap). The default 2500
-            refuses the three yeast GO sets (3069 training instances x 6139 features), as
-            NLR's cap of the same order does.
+            :class:`~pmlbench.errors.NotApplicable` (None: no cap). The default 4000 admits
+            every bundled dataset (the largest order is the yeast GO sets' 3069).
+        max_order_labels: the largest product of that order and the number of labels
+            Schirn takes on, the size of its per-iteration products in the SVD's basis;
+            larger inputs are refused before any work (None: no cap). The default 600,000
+            admits delicious (500 x 983), yeastcc and yeastmf (3069 x 50 and x 39) and
+            refuses yeastbp (3069 x 217), where Schirn took 65 times ML-kNN's CPU time
+            tuned, over the suite's budget (docs/scaling.md, "The one budget").
         max_labels: the most labels Schirn takes on: each of the ``max_iter`` iterations
             factors an n x labels matrix (O(n · labels²)). Larger label sets are refused
             up front (None: no cap). The default 1000 admits every bundled dataset
@@ -475,6 +480,7 @@ class Schirn(ValidatedParameters, BaseEstimator):
         "threshold": [Interval(float)],
         "c_update": [Options(C_UPDATES)],
         "max_order": [None, Interval(int, 1, None)],
+        "max_order_labels": [None, Interval(int, 1, None)],
         "max_labels": [None, Interval(int, 1, None)],
         "blas_threads": [None, Interval(int, 1, None)],
     }
@@ -487,7 +493,8 @@ class Schirn(ValidatedParameters, BaseEstimator):
         max_iter: int = 100,
         threshold: float = 0.8,
         c_update: str = "code",
-        max_order: int | None = 2500,
+        max_order: int | None = 4000,
+        max_order_labels: int | None = 600_000,
         max_labels: int | None = 1000,
         blas_threads: int | None = 1,
     ):
@@ -498,6 +505,7 @@ class Schirn(ValidatedParameters, BaseEstimator):
         self.threshold = threshold
         self.c_update = c_update
         self.max_order = max_order
+        self.max_order_labels = max_order_labels
         self.max_labels = max_labels
         self.blas_threads = blas_threads
 
@@ -562,7 +570,8 @@ class Schirn(ValidatedParameters, BaseEstimator):
                 yield index, models[index]._adopt(solution, X, Y, start)
 
     def _refuse_over_caps(self, X, Y: np.ndarray) -> None:
-        """Refuse inputs over ``max_order`` or ``max_labels`` before any work."""
+        """Refuse inputs over ``max_order``, ``max_order_labels`` or ``max_labels`` before
+        any work."""
         n, d = X.shape
         order = min(n, d)
         if self.max_order is not None and order > self.max_order:
@@ -572,6 +581,14 @@ class Schirn(ValidatedParameters, BaseEstimator):
                 f"{BUDGET_NOTE}); set method.max_order=null to run it anyway"
             )
         q = Y.shape[1]
+        if self.max_order_labels is not None and order * q > self.max_order_labels:
+            raise NotApplicable(
+                f"Schirn on {n} training instances x {d} features x {q} labels multiplies "
+                f"{order} x {q} matrices in the thin SVD's basis in each of its "
+                f"{self.max_iter} iterations, order x labels = {order * q:,}, over "
+                f"method.max_order_labels={self.max_order_labels} (set for the suite's "
+                f"budget, {BUDGET_NOTE}); set method.max_order_labels=null to run it anyway"
+            )
         if self.max_labels is not None and q > self.max_labels:
             raise NotApplicable(
                 f"Schirn on {q} labels factors a {n} x {q} matrix in each of its "
