@@ -434,23 +434,28 @@ def test_refuses_above_max_work_before_any_work():
 def test_default_cap_admits_and_refuses_the_measured_datasets():
     """Training halves of the bundled datasets (n, d, c): the largest admitted and the
     smallest refused (docs/methods/pml_lenfn.md)."""
-    admitted = {"science": (2500, 743, 40), "languagelog": (729, 1004, 75)}
-    refused = {
-        "yeastmf": (3069, 6139, 39),
-        "corel16k001": (6883, 500, 153),
+    admitted = {
+        "science": (2500, 743, 40),
+        "languagelog": (729, 1004, 75),
+        "corel16k001": (6883, 500, 153),  # 36x ML-kNN's CPU time, tuned
+    }
+    refused = {  # 105-135x (docs/scaling.md, "The one budget")
         "corel5k": (2500, 499, 374),
         "bibtex": (3697, 1836, 159),
         "delicious": (8052, 500, 983),
     }
     model = PMLLENFN()
-    assert model.max_work == M.MAX_WORK
+    assert model.max_work == M.MAX_WORK and model.max_features == M.MAX_FEATURES
     for n, d, c in admitted.values():
         assert model._refusal(n, d, c) is None
     for n, d, c in refused.values():
         message = model._refusal(n, d, c)
         assert message is not None and "\n" not in message
         assert f"method.max_work = {M.MAX_WORK:.3g}" in message
-    assert "set method.max_work=4.46e+11 (or null)" in model._refusal(3069, 6139, 39)
+    for c in (39, 50, 217):  # the yeast GO sets: less work than corel16k001, 124-135x
+        message = model._refusal(3069, 6139, c)
+        assert message is not None and "set method.max_features=6139 (or null)" in message
+    assert PMLLENFN(max_features=None)._refusal(3069, 6139, 39) is None  # work 4.46e11
 
 
 def test_degenerate_training_sets_are_one_line_errors():

@@ -77,11 +77,14 @@ SIMILARITY_SLACK = 1e-9
 # differences, not from the Gram matrix (which cancels all digits for near-duplicates)
 _CLOSE_PAIR = 1e-4
 _BLOCK_ENTRIES = 4_000_000  # distance entries held at once (32 MB of float64)
-# Work of one split (multiply-adds of the iterations allowed, :func:`work`) above which it
-# takes more than 10x ML-kNN's time on the 2-core reference machine (about 1.5e10 per CPU
-# second; measurements in docs/methods/pml_lenfn.md). Admits science (6.4e10), refuses the
-# yeast GO sets (4.5e11-2.6e12), corel16k001 (5.8e11), corel5k, bibtex and delicious.
-MAX_WORK = 2e11
+# Caps above which one tuned split exceeds the suite's budget (docs/protocol.md, "Budget";
+# measurements in docs/scaling.md, "The one budget"): the work of the iterations allowed
+# (multiply-adds, :func:`work`) and the number of features, over which the label enhancement
+# computes n x n distances and every iteration its dense products. Tuned, corel16k001 (work
+# 5.8e11, 500 features) took 36 times ML-kNN's CPU time; corel5k (7.2e11) 105 times, bibtex
+# (9.6e11) 120 times, and the yeast GO sets (6139 features, work 4.5e11-2.6e12) 124-135.
+MAX_WORK = 6.5e11
+MAX_FEATURES = 5000
 # Parameters that the scaled features and the W step's eigenbasis depend on, and those the
 # enhanced labels depend on besides (fit_grid computes each once per setting).
 FEATURE_PARAMETERS = ("scale_features", "blas_threads")
@@ -483,7 +486,10 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
             first (``main_PML.m``; default true).
         max_work: largest ``max_iter x n x c x (min(n, d) + c)`` (training instances n,
             features d, labels c) ``fit`` accepts (None: no cap); above it ``fit`` refuses
-            before any work: one split would exceed the suite's budget (docs/protocol.md, "Budget").
+            before any work: one split would exceed the suite's budget (docs/protocol.md,
+            "Budget").
+        max_features: the most features ``fit`` accepts (None: no cap); above it ``fit``
+            refuses before any work, for the same budget.
         random_state: seeds the random start of U and V (standard normal, as ``randn``), an
             integer in [0, 2³²) or None; the runner fills in the split's seed.
         blas_threads: BLAS threads during fit and predict (None: the library default).
@@ -508,6 +514,7 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
         "threshold": [Interval(float, 0, 1)],
         "scale_features": FLAG,
         "max_work": [None, Interval(float, 1, None)],
+        "max_features": [None, Interval(int, 1, None)],
         "random_state": SEED,
         "blas_threads": BLAS_THREADS,
     }
@@ -530,6 +537,7 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
         threshold: float = 0.9,
         scale_features: bool = True,
         max_work: float | None = MAX_WORK,
+        max_features: int | None = MAX_FEATURES,
         random_state: int | None = None,
         blas_threads: int | None = 1,
     ):
@@ -549,6 +557,7 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
         self.threshold = threshold
         self.scale_features = scale_features
         self.max_work = max_work
+        self.max_features = max_features
         self.random_state = random_state
         self.blas_threads = blas_threads
 
@@ -563,6 +572,14 @@ class PMLLENFN(ValidatedParameters, BaseEstimator):
         return U0, V0
 
     def _refusal(self, n: int, d: int, c: int) -> str | None:
+        if self.max_features is not None and d > self.max_features:
+            return (
+                f"pml_lenfn refuses {n} training instances x {d} features "
+                f"(method.max_features = {self.max_features}): the label enhancement measures "
+                f"n x n distances over the d features and every iteration multiplies the n x d "
+                f"features, over the suite's budget ({BUDGET_NOTE}); set "
+                f"method.max_features={d} (or null) to run it anyway"
+            )
         if self.max_work is None:
             return None
         k = c if self.n_hidden is None else int(self.n_hidden)
