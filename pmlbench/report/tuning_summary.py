@@ -8,12 +8,13 @@ says the best value may lie beyond the grid; the leaderboard shows this table (i
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass
 
 import pandas as pd
+
+from pmlbench.runner.format import from_json
 
 UNIT_COLUMNS = ["method", "dataset", "level", "seed", "split"]
 _SETTING = re.compile(r"([^=;]+)=([^;]*)")
@@ -79,7 +80,7 @@ def tuning_summary(records: pd.DataFrame) -> tuple[list[ParameterSummary], pd.Da
         searched: dict[str, list[str]] = {}
         if grids is not None:
             for text in grids.loc[rows.index].dropna():
-                for name, values in json.loads(str(text)).items():
+                for name, values in from_json(str(text)).items():
                     known = searched.setdefault(name, [])
                     known += [str(v) for v in values if str(v) not in known]
         chosen: dict[str, Counter[str]] = {}

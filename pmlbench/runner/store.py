@@ -35,7 +35,6 @@ the one table from outcome to file (pmlbench.runner.format.OUTCOME_SUFFIXES).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import socket
@@ -539,7 +538,9 @@ def unit_details(record: dict[str, Any]) -> dict[str, Any]:
             for name, value in point.items():
                 if value not in values.setdefault(str(name), []):
                     values[str(name)].append(value)
-        details[TUNING_GRID_COLUMN] = json.dumps(values, sort_keys=True)
+        details[TUNING_GRID_COLUMN] = "".join(
+            to_json(dict(sorted(values.items())), indent=0).split("\n")
+        )
     cpu = (record.get("run") or {}).get("cpu_seconds")
     if isinstance(cpu, (int, float)) and not isinstance(cpu, bool):
         details[CPU_SECONDS_COLUMN] = float(cpu)
