@@ -210,7 +210,9 @@ def test_overrides_still_run_through_python_m_and_the_title_shows_what_changed(t
     tuned = pd.read_csv(tmp_path / "run" / "results.csv")["tuned"].iloc[0]  # lambda2=...
     value = tuned.partition("=")[2]
     shown = str(int(float(value))) if float(value).is_integer() else value
-    assert f"tuned by inner cross-validation: lambda2={shown} (1 of 1 splits)" in text
+    assert (
+        f"tuned on a held-out fold (holdout, 1 of 5 folds): lambda2={shown} (1 of 1 splits)" in text
+    )
 
 
 # --------------------------------------------------------------------------- item 7
@@ -247,11 +249,17 @@ def test_tuned_line_counts_the_splits_of_each_chosen_value():
 
     from pmlbench.hydra_app.task import tuned_line
 
-    splits = [SimpleNamespace(tuned={"lambda2": v}) for v in (100.0, 100.0, 10.0)]
+    kfold = {"procedure": "kfold", "cv": 5}
+    splits = [SimpleNamespace(tuned={"lambda2": v}, tuning=kfold) for v in (100.0, 100.0, 10.0)]
     assert tuned_line(SimpleNamespace(splits=splits)) == (
-        "tuned by inner cross-validation: lambda2=100 (2 of 3 splits), lambda2=10 (1 of 3 splits)"
+        "tuned by inner 5-fold cross-validation: lambda2=100 (2 of 3 splits), "
+        "lambda2=10 (1 of 3 splits)"
     )
-    assert tuned_line(SimpleNamespace(splits=[SimpleNamespace(tuned={})])) is None
+    holdout = [SimpleNamespace(tuned={"k": 5}, tuning={"procedure": "holdout", "cv": 5})]
+    assert tuned_line(SimpleNamespace(splits=holdout)) == (
+        "tuned on a held-out fold (holdout, 1 of 5 folds): k=5 (1 of 1 splits)"
+    )
+    assert tuned_line(SimpleNamespace(splits=[SimpleNamespace(tuned={}, tuning={})])) is None
 
 
 # --------------------------------------------------------------------------- item 4

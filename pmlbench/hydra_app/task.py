@@ -238,8 +238,9 @@ def run_title(config: dict[str, Any], result, overrides: list[str]) -> str:
 
 
 def tuned_line(result) -> str | None:
-    """``tuned by inner cross-validation: lambda2=100 (5 of 5 splits)``: the values the
-    tuning chose, with the splits that chose each (None when nothing was tuned)."""
+    """``tuned on a held-out fold (holdout, 1 of 5 folds): lambda2=100 (5 of 5 splits)``:
+    how the grid was searched (``tune.procedure``, as the splits record it) and the values
+    the tuning chose, with the splits that chose each (None when nothing was tuned)."""
     chosen: dict[str, Counter[str]] = {}
     for split in result.splits:
         for name, value in sorted((split.tuned or {}).items()):
@@ -252,7 +253,20 @@ def tuned_line(result) -> str | None:
         ", ".join(f"{name}={value} ({count} of {n} splits)" for value, count in counts.items())
         for name, counts in chosen.items()
     ]
-    return "tuned by inner cross-validation: " + "; ".join(parts)
+    return f"{_procedure_words(result.splits)}: " + "; ".join(parts)
+
+
+def _procedure_words(splits) -> str:
+    """How the splits' grids were searched, from their recorded tuning."""
+    tuning = next((s.tuning for s in splits if getattr(s, "tuning", None)), None) or {}
+    cv = tuning.get("cv")
+    if tuning.get("procedure") == "holdout":
+        return (
+            f"tuned on a held-out fold (holdout, 1 of {cv} folds)"
+            if cv
+            else "tuned on a held-out fold"
+        )
+    return f"tuned by inner {cv}-fold cross-validation" if cv else "tuned by inner cross-validation"
 
 
 def _report(
