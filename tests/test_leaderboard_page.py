@@ -308,22 +308,39 @@ def test_table2_files_mark_declined_cells_n_a_and_nothing_else_missing(reproduce
 
 
 def test_the_page_says_what_the_numbers_say_from_the_archive():
-    """The generated summary's tuning-edge line, recomputed from the archive's records: the
-    units where PML3ER and ridge chose lambda2 = 100 of the values {10, 100}."""
+    """The generated summary's tuning-edge lines, recomputed from the archive's records:
+    for every tuned parameter whose selection sat at the smallest or largest value of the
+    grid the unit searched in more than half of a method's units, the summary says so."""
     page = PAGE.read_text(encoding="utf-8")
     summary = page.split("### What the numbers say", 1)[1].split("\n### ", 1)[0]
-    for method in ("pml3er", "ridge"):
-        chosen = [
-            c["records"][0].get("tuned")
-            for _, c in archived_units()
-            if c["unit"]["method"]["name"] == method and "records" in c
-        ]
-        top = sum(1 for t in chosen if t == "lambda2=100")
-        assert top > len(chosen) / 2
-        assert (
-            f"{method} picks lambda2 = 100, the largest of the values it chose (10, 100), "
-            f"in {top} of {len(chosen)} tuned units" in summary
-        )
+    chosen: dict[tuple[str, str], list[str]] = {}
+    grids: dict[tuple[str, str], list[str]] = {}
+    for _, c in archived_units():
+        if "records" not in c:
+            continue
+        method = c["unit"]["method"]["name"]
+        for name, value in (c["split"].get("tuned") or {}).items():
+            text = str(int(value)) if isinstance(value, float) and value.is_integer() else value
+            chosen.setdefault((method, name), []).append(str(text))
+        for point in (c["split"].get("tuning") or {}).get("grid") or []:
+            for name, value in point.items():
+                grid = grids.setdefault((method, name), [])
+                if str(value) not in grid:
+                    grid.append(str(value))
+    found = 0
+    for (method, name), values in sorted(chosen.items()):
+        grid = grids[(method, name)]
+        numbers = [float(v) for v in grid]
+        for edge, side in ((max(numbers), "largest"), (min(numbers), "smallest")):
+            count = sum(1 for v in values if float(v) == edge)
+            if count > len(values) / 2:
+                found += 1
+                shown = grid[numbers.index(edge)]
+                assert (
+                    f"{method} selects {name} = {shown}, the {side} value of its grid "
+                    f"({', '.join(grid)}), in {count} of {len(values)} tuned units" in summary
+                ), (method, name, side)
+    assert found  # the archive has selections at an edge (PML3ER and ridge: lambda2 = 100)
     assert "ridge is a control, not a PML method" in summary
     # yeastcc's labels (bundled data): 60 % of the instances have none
     import numpy as np
