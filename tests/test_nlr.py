@@ -177,6 +177,19 @@ def test_systems_over_the_cap_are_refused_before_any_work():
     NLR(max_order=None, form="primal", **params).fit(X_train, Y_train)
 
 
+def test_the_default_cap_admits_every_bundled_dataset():
+    """Under the one budget NLR runs the yeast GO sets (order 3069: 16x ML-kNN's tuned time on
+    yeastbp, docs/methods/nlr.md); the largest order among the bundled datasets."""
+    from pmlbench.plugins.loading import load_dataset
+
+    model = NLR()
+    assert model.max_order == 4000
+    for name in ("yeastbp", "corel16k001", "delicious"):
+        data = load_dataset({"name": name})
+        n_train = data.n_instances - -(-data.n_instances // 2)  # the test part is ceil(n / 2)
+        assert min(n_train, data.X.shape[1]) <= model.max_order
+
+
 def test_wrong_feature_count_at_test_time():
     X_train, Y_train, X_test, params = case_data("synth_demo")
     model = NLR(**params).fit(X_train, Y_train)
