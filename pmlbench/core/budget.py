@@ -22,9 +22,3 @@ BASELINE_METHOD = "mlknn"
 BUDGET_RATIO = 60.0
 FLOOR_SECONDS = 1.0
 BUDGET_TEXT = "60x ML-kNN's CPU time per split, tuning included"
-
-
-def budget_ratio(seconds: float, baseline_seconds: float) -> float:
-    """A unit's time over the baseline's on the same split, the baseline floored at
-    ``FLOOR_SECONDS``."""
-    return float(seconds) / max(float(baseline_seconds), FLOOR_SECONDS)

@@ -15,9 +15,11 @@ import numpy as np
 import pandas as pd
 
 from pmlbench.core.budget import BASELINE_METHOD, BUDGET_RATIO, FLOOR_SECONDS
+from pmlbench.report.prepare import UNIT_KEY
 
 TIME_COLUMN = "cpu_seconds"
-UNIT_COLUMNS = ("dataset", "level", "seed", "split")
+# a unit but its method: where a method's unit meets the baseline's
+SPLIT_COLUMNS = [c for c in UNIT_KEY if c != "method"]
 
 
 @dataclass(frozen=True)
@@ -44,13 +46,11 @@ def unit_seconds(records: pd.DataFrame) -> pd.DataFrame:
     """One row per unit (method, dataset, level, seed, split) with its CPU seconds (rows of
     the same unit repeat them, one per metric); empty when the records do not hold them
     (results.csv files: only a result store records a unit's CPU time)."""
-    needed = {"method", *UNIT_COLUMNS, TIME_COLUMN}
-    if records.empty or not needed <= set(records.columns):
-        return pd.DataFrame(columns=["method", *UNIT_COLUMNS, "seconds"])
-    keys = ["method", *UNIT_COLUMNS]
-    units = records[[*keys, TIME_COLUMN]].drop_duplicates(subset=keys)
+    if records.empty or not {*UNIT_KEY, TIME_COLUMN} <= set(records.columns):
+        return pd.DataFrame(columns=[*UNIT_KEY, "seconds"])
+    units = records[[*UNIT_KEY, TIME_COLUMN]].drop_duplicates(subset=UNIT_KEY)
     seconds = pd.to_numeric(units[TIME_COLUMN], errors="coerce")
-    return units[keys].assign(seconds=seconds).dropna(subset=["seconds"])
+    return units[UNIT_KEY].assign(seconds=seconds).dropna(subset=["seconds"])
 
 
 def budget_ratios(records: pd.DataFrame, baseline: str = BASELINE_METHOD) -> BudgetRatios:
@@ -62,7 +62,7 @@ def budget_ratios(records: pd.DataFrame, baseline: str = BASELINE_METHOD) -> Bud
     if base.empty:
         return BudgetRatios(pd.DataFrame(columns=columns), baseline)
     base = base.drop(columns="method").rename(columns={"seconds": "baseline_seconds"})
-    paired = units[units["method"] != baseline].merge(base, on=list(UNIT_COLUMNS))
+    paired = units[units["method"] != baseline].merge(base, on=SPLIT_COLUMNS)
     paired["ratio"] = paired["seconds"] / np.maximum(paired["baseline_seconds"], FLOOR_SECONDS)
     ratios = (
         paired.groupby(["method", "dataset", "level"], sort=True)["ratio"]

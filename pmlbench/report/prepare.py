@@ -27,7 +27,9 @@ from pmlbench.runner.format import (
     parse_prefixed,
 )
 
-KEY = ["dataset", "level", "method", "seed", "split", "metric"]
+# one unit (a method's split of a dataset at a noise level) and one value of it
+UNIT_KEY = ["dataset", "level", "method", "seed", "split"]
+KEY = [*UNIT_KEY, "metric"]
 
 
 @dataclass

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from pmlbench.report.prepare import UNIT_KEY
 from pmlbench.runner.format import from_json
 
-UNIT_COLUMNS = ["method", "dataset", "level", "seed", "split"]
 _SETTING = re.compile(r"([^=;]+)=([^;]*)")
 
 
@@ -70,7 +70,7 @@ def tuning_summary(records: pd.DataFrame) -> tuple[list[ParameterSummary], pd.Da
     and how many of them were tuned (columns method, units, tuned)."""
     if records.empty or "tuned" not in records.columns:
         return [], pd.DataFrame(columns=["method", "units", "tuned"])
-    units = records.drop_duplicates(UNIT_COLUMNS)
+    units = records.drop_duplicates(UNIT_KEY)
     grids = units["tuning_grid"] if "tuning_grid" in units.columns else None
     summaries: list[ParameterSummary] = []
     counts = []
@@ -103,7 +103,7 @@ def active_share(records: pd.DataFrame, column: str) -> pd.DataFrame:
     and how many have a positive value (columns method, units, active)."""
     if column not in records.columns:
         return pd.DataFrame(columns=["method", "units", "active"])
-    units = records.drop_duplicates(UNIT_COLUMNS)
+    units = records.drop_duplicates(UNIT_KEY)
     units = units[units[column].notna()]
     values = pd.to_numeric(units[column], errors="coerce")
     found = (values > 0).groupby(units["method"], sort=True).agg(["size", "sum"])
