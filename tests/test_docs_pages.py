@@ -115,21 +115,52 @@ class _Refuses:
 
 class _Works:
     def fit(self, X, Y):
-        while True:  # stands for work: the CPU budget stops it
+        while X.shape[0] > probe.WARM_UP_ROWS:  # stands for work: the CPU budget stops it
             pass
 
 
+_imported = []
+
+
+class _ImportsSlowlyThenRefuses:
+    """Its first fit in a process spends longer than the budget before its check, as a first
+    ``import torch`` does; the check itself is instant."""
+
+    def fit(self, X, Y):
+        import time
+
+        from pmlbench.errors import NotApplicable
+
+        if not _imported:
+            start = time.process_time()
+            while time.process_time() - start < probe.CPU_BUDGET + 0.5:
+                pass
+            _imported.append(True)
+        raise NotApplicable(f"refuses {X.shape[0]} rows; set method.cap=null")
+
+
+def _part(name: str, rows: int) -> probe.TrainingPart:
+    return probe.TrainingPart(name, np.zeros((rows, 2)), np.zeros((rows, 2), dtype=np.uint8))
+
+
 def test_the_probe_asks_the_method_and_stops_a_method_that_works():
-    small = probe.TrainingPart("small", np.zeros((3, 2)), np.zeros((3, 2), dtype=np.uint8))
-    large = probe.TrainingPart("large", np.zeros((5, 2)), np.zeros((5, 2), dtype=np.uint8))
+    small, large = _part("small", 50), _part("large", 60)
     found = probe.probe({"refuses": _Refuses, "works": _Works}, [small, large])
     assert found[("refuses", "large")] == probe.Outcome(
-        probe.REFUSED, "refuses 5 rows; set method.cap=null"
+        probe.REFUSED, "refuses 60 rows; set method.cap=null"
     )
     assert found[("refuses", "small")].status == probe.REFUSED
     assert found[("works", "large")] == probe.Outcome(probe.RUNS, "")
     # no larger in any dimension than a dataset where the method runs: not probed
     assert found[("works", "small")] == probe.Outcome(probe.RUNS, "", inferred_from="large")
+
+
+def test_a_slow_first_import_is_not_taken_for_work():
+    """The warm-up fit pays for lazy imports, so the timed fit's refusal is still seen."""
+    found = probe.probe({"slow": _ImportsSlowlyThenRefuses}, [_part("large", 60)])
+    assert found[("slow", "large")] == probe.Outcome(
+        probe.REFUSED, "refuses 60 rows; set method.cap=null"
+    )
 
 
 def test_a_refusal_the_page_shows_is_the_methods_own_message(methods):
