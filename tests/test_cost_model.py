@@ -40,6 +40,9 @@ BUILTIN_METHODS = sorted(
     if ep.value.startswith("pmlbench.methods.") and ep.name != "external"
 )
 BUNDLED_DATASETS = sorted(CITATIONS)
+# built-in methods with no recorded time in any source yet (added after the suite's run): the
+# dry run estimates them by the fallback rule until the refit after their units are computed
+NOT_YET_RECORDED = {"plain"}
 
 TRUTH = (-9.0, 1.3, 0.6, 0.25)  # a, b, c, e: exp(a) n^b d^c q^e CPU seconds per fit
 KAPPA = 0.5  # a grid point's fit costs half a fresh fit on its rows
@@ -269,7 +272,8 @@ def test_declined_and_unfinished_records_are_not_observations():
 
 def test_the_shipped_model_covers_every_builtin_method_and_bundled_dataset():
     shipped = CostModel.load()
-    assert set(shipped.methods) == set(BUILTIN_METHODS)
+    assert set(shipped.methods) == set(BUILTIN_METHODS) - NOT_YET_RECORDED
+    assert NOT_YET_RECORDED <= set(BUILTIN_METHODS)
     assert set(shipped.datasets) >= set(BUNDLED_DATASETS)
     for method, entry in shipped.methods.items():
         assert 0 < entry["kappa"] < 10, method
