@@ -6,8 +6,8 @@ r"""Fit the dry run's cost model per method to the recorded CPU times of result 
 Each source is a result store's directory (here the tuned suite's, ``+experiment=suite``)
 or a tar archive of one; each method is fitted to the first source that holds it on enough
 datasets (pmlbench.runner.costmodel.MIN_DATASETS), so a tuned store given first wins over an
-older archive given after it. Writes pmlbench/runner/cost_model.json (the same sources give
-the same file, byte for byte) and prints how far off the model is on its records, per
+older archive given after it. Writes pmlbench/runner/costmodel/cost_model.json (the same
+sources give the same file, byte for byte) and prints how far off the model is on its records, per
 method: the median, 10th and 90th percentiles of estimated / recorded CPU seconds per unit
 and the ratio of the sums, for a unit of a dataset the model was fitted on (its factor from
 the dataset's other units: leave-one-unit-out) and of a new dataset (each dataset's units

@@ -326,3 +326,20 @@ def test_the_accuracy_table_in_the_docs_is_the_shipped_models():
     assert block == script.docs_block(model)
     assert f"`{model['command']}`" in block
     assert script.replace_table(text, block) == text
+
+
+def test_refitting_the_model_changes_no_units_key():
+    """The model's file is read by the dry run only: it is in no unit's code (a data file of a
+    package a unit imports would be, and a refit would then give every unit a new key)."""
+    from pmlbench.api import compose_config
+    from pmlbench.core.fingerprint import closure_files
+    from pmlbench.runner.costmodel import MODEL_FILE
+    from pmlbench.runner.run import spec_from_config
+    from pmlbench.runner.units import _plugin_infos, code_roots
+
+    for method in BUILTIN_METHODS:
+        config = compose_config(["dataset=genbase", f"method={method}"])
+        roots = code_roots(_plugin_infos(spec_from_config({**config, "quiet": True})))
+        paths = {Path(path).resolve() for _, path in closure_files(roots)}
+        assert MODEL_FILE.resolve() not in paths, method
+        assert not any(p.name == "costmodel" or "costmodel" in p.parts for p in paths), method

@@ -26,7 +26,7 @@ def test_wheel_contains_config_and_data(installed_wheel):  # noqa: F811 - the im
     for name in ("delicious", "corel16k001", "mirflickr5k"):
         assert f"pmlbench/datasets/data/{name}.npz" in names
     # the dry run's cost model and its sweeper
-    assert "pmlbench/runner/cost_model.json" in names
+    assert "pmlbench/runner/costmodel/cost_model.json" in names
     assert "hydra_plugins/pmlbench_dry_run/pmlbench_dry_run.py" in names
 
 

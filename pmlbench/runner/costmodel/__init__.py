@@ -35,7 +35,9 @@ A method without a model (a plugin's, or one no source holds) is estimated by th
 :data:`FALLBACK` rule: the median of the modelled methods' estimates of one fit on the same
 data, times its fits with the default kappa.
 
-The fitted coefficients ship in ``cost_model.json`` beside this module, with each source's
+The fitted coefficients ship in ``cost_model.json`` in this package's folder (a package of its
+own: a data file of ``pmlbench.runner`` itself would enter every unit's content key, as the
+package data of the modules a unit runs does), with each source's
 SHA-256 and the git commits its records were computed at (a model fitted to older records
 shows), and with the sizes of the sources' datasets, so a dry run can estimate a unit on a
 bundled dataset without loading it. The file also holds how far off the model is on its
