@@ -51,7 +51,6 @@ median of the other methods' models.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import tarfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -61,6 +60,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from pmlbench.runner.format import from_json
 
 MODEL_FILE = Path(__file__).with_name("cost_model.json")
 FORM = "cpu_seconds = exp(a) * n_train^b * d^c * q^e * fits"
@@ -232,7 +233,7 @@ def archive_records(path: str | Path) -> Iterator[dict[str, Any]]:
                 continue
             handle = archive.extractfile(member)
             if handle is not None:
-                yield json.loads(handle.read().decode("utf-8"))
+                yield from_json(handle.read().decode("utf-8"))
 
 
 def file_sha256(path: str | Path) -> str:
@@ -583,7 +584,7 @@ class CostModel:
     @classmethod
     def load(cls, path: str | Path = MODEL_FILE) -> CostModel:
         """Read a model file (by default the one shipped with pmlbench)."""
-        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
+        return cls(from_json(Path(path).read_text(encoding="utf-8")))
 
     def dataset_size(self, name: str) -> tuple[int, int, int] | None:
         """``(n, d, q)`` of a dataset the model's sources hold (None: not there)."""
