@@ -464,8 +464,11 @@ def test_thresholds_follow_tune_threshold():
         for t in grid:
             predicted = outputs[:, label] >= t
             hits = np.float32((predicted & (targets[:, label] == 1)).sum())
+            if not hits:  # no prediction or no hit: F1 0 (and no 0/0)
+                f1.append(np.float32(0))
+                continue
             p, r = hits / np.float32(predicted.sum()), hits / np.float32(targets[:, label].sum())
-            f1.append(np.float32(2) * p * r / (p + r) if hits else np.float32(0))
+            f1.append(np.float32(2) * p * r / (p + r))
         assert tau[label] == grid[int(np.argmax(f1))] and best[label] == max(f1)
     assert tau[3] == 0 and best[3] == 0
     assert M.threshold_grid(0.0).size == 0
@@ -508,6 +511,18 @@ def test_refusals_before_any_work():
         PMLWFGALC(max_work=float(n * n * q - 1)).fit(c.X_train, c.C_train)
     assert "\n" not in str(error.value)
     PMLWFGALC(k=5, max_instances=n, max_work=float(n * n * q)).fit(c.X_train, c.C_train)
+
+
+def test_the_default_caps_admit_what_the_budget_measured_within_it():
+    """Training parts of the suite's 50/50 splits (instances, labels): the largest measured
+    within the budget are admitted, corel16k001 and delicious refused (docs "Cost")."""
+    defaults = PMLWFGALC()
+    caps = (defaults.max_instances, defaults.max_work)
+    for n, q in [(2500, 374), (3697, 159), (3069, 217), (3069, 50), (2500, 7)]:
+        assert M.refusal_message(n, q, *caps) is None, (n, q)
+    for n, q in [(6883, 153), (8052, 983)]:
+        message = M.refusal_message(n, q, *caps)
+        assert message is not None and "method.max_work=4e+09" in message, (n, q)
 
 
 @pytest.mark.parametrize(
