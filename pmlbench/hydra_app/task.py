@@ -28,6 +28,7 @@ from pmlbench.hydra_app.config_tree import config_to_dict
 from pmlbench.hydra_app.directories import naming_key
 from pmlbench.hydra_app.launchers import job_threads, runs_in_process
 from pmlbench.hydra_app.resolvers import register_resolvers
+from pmlbench.hydra_app.signals import quiet_resource_trackers, stop_on_signals
 from pmlbench.runner import settings
 from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, UNITS_FILE, read_units
 from pmlbench.runner.outputs import tidy_records
@@ -112,7 +113,27 @@ def _units(out_dir: Path) -> list[dict[str, Any]]:
 
 
 def task(cfg: DictConfig) -> dict[str, float] | None:
-    """Run the configured experiment in the Hydra job's output directory."""
+    """Run the configured experiment in the Hydra job's output directory.
+
+    In a launcher's process (a joblib worker, a SLURM job) the job stops on SIGTERM as on
+    Ctrl-C, with its running unit and what that started (pmlbench.hydra_app.signals)."""
+    quiet_resource_trackers()
+    with stop_on_signals(job_process=_in_launcher_process()):
+        return _job(cfg)
+
+
+def _in_launcher_process() -> bool:
+    """Whether this job runs in a process of its launcher's (not the command's own)."""
+    hydra_cfg = HydraConfig.get()
+    try:
+        launcher = OmegaConf.to_container(hydra_cfg.launcher, resolve=True)
+    except Exception:  # the job's own code reports a launcher config it cannot use
+        return False
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    return not runs_in_process(cast(dict[str, Any], launcher), multirun)
+
+
+def _job(cfg: DictConfig) -> dict[str, float] | None:
     hydra_cfg = HydraConfig.get()
     out_dir = Path(hydra_cfg.runtime.output_dir)
     cwd = Path(hydra_cfg.runtime.cwd)
@@ -136,6 +157,7 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
         _dry_run(config, out_dir, store, multirun, overrides)
         return None
     summary = None
+    stopped = False
     try:
         launcher = cast(dict[str, Any], OmegaConf.to_container(hydra_cfg.launcher, resolve=True))
         threads = job_threads(settings.value(config, "threads_per_job"), launcher, multirun)
@@ -184,8 +206,11 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
         print_error(
             f"{type(exc).__name__}: {exc} (traceback in {out_dir / ERROR_FILE})", stderr=False
         )
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the command says so in one line
+        stopped = True
+        raise
     finally:
-        if multirun and not quiet:
+        if multirun and not quiet and not stopped:
             _sweep_line(Path(hydra_cfg.sweep.dir), out_dir, list(hydra_cfg.overrides.task))
     return summary
 
