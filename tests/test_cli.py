@@ -363,3 +363,40 @@ def test_a_stopped_sweep_of_a_submitit_launcher_says_its_jobs_run_on(launcher, s
         assert submitted_jobs() is None
     finally:
         forget_submitted_jobs()
+
+
+@pytest.mark.parametrize("where", ["file", "dangling link", "under a file", "under a link"])
+def test_a_results_store_that_cannot_be_a_directory_is_refused_before_any_work(tmp_path, where):
+    """A results_store that is a regular file, a symbolic link to nothing, or a path under
+    either stops the command in one line naming the key, the value and the fix, before any
+    directory is made or unit run (it was a Hydra traceback, or a unit computed and then
+    not stored)."""
+    (tmp_path / "afile").write_text("not a store")
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    value = {
+        "file": "afile",
+        "dangling link": "link",
+        "under a file": "afile/store",
+        "under a link": "link/store",
+    }[where]
+    for sweep in ([], ["-m"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pmlbench", *sweep, "method=mlknn", "protocol.n_splits=1",
+             f"results_store={value}", "cache_dir=null", f"hydra.run.dir={tmp_path / 'run'}",
+             f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stdout == "", proc.stdout
+        (line,) = proc.stderr.splitlines()
+        assert line.startswith(f"error: results_store={value!r} "), line
+        assert line.endswith(
+            "set results_store to a directory (created when missing), or null for no store"
+        )
+        if "link" in where:
+            assert f"a symbolic link to {str(tmp_path / 'nowhere')!r}, which does not exist" in line
+        else:
+            assert "a file, not a directory" in line
+        assert not (tmp_path / "run").exists() and not (tmp_path / "sweep").exists()
+        assert not (tmp_path / "nowhere").exists()
+    assert (tmp_path / "afile").read_text() == "not a store"

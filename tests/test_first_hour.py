@@ -689,3 +689,24 @@ def test_the_readme_keeps_its_set_up_and_test_commands():
         "python -m pmlbench method=pml3er dataset=bibtex\n" in text
     )
     assert "\n    python -m pytest -q\n" in setup
+
+
+def test_the_paper_dry_run_estimate_the_readme_gives_is_the_dry_runs(tmp_path, monkeypatch, capsys):
+    """The README's paper section states the dry run's estimate from an empty store, and
+    docs/sweeps.md shows its summary line: both are what the dry run prints today (a refitted
+    cost model changes them)."""
+    import re
+
+    from pmlbench.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["-m", "+experiment=paper", "dry_run=true", "quiet=true", "cache_dir=null",
+            f"results_store={tmp_path / 'store'}",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}"]  # fmt: skip
+    assert main(argv) == 0
+    summary = capsys.readouterr().out.splitlines()[-1]
+    (estimate,) = re.findall(r"; estimated (.+?) CPU for the 600 to compute", summary)
+    section = " ".join(readme_section("The paper experiment").split())
+    assert f"it estimates **{estimate} of CPU time** for the 600 units" in section
+    sweeps = (README.parent / "docs" / "sweeps.md").read_text(encoding="utf-8")
+    assert f"\n    {summary}\n" in sweeps

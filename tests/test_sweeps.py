@@ -262,3 +262,51 @@ def test_identical_sweeps_started_together_get_their_own_directories(tmp_path):
         for job in jobs:
             assert len(pd.read_csv(job / "results.csv")) == 2 * 7
             assert json.loads((job / "units.json").read_text())["units"]
+
+
+@pytest.mark.parametrize("stop", ["results_store", "plain"])
+def test_a_job_stopped_before_its_units_is_counted_and_named(tmp_path, stop):
+    """A job that stops before its units (a results_store it refuses; PLAIN without PyTorch,
+    at preparation) counts as ended in the progress and the summary, which names it; a rerun
+    into the same sweep directory that runs it forgets the stop."""
+    if stop == "plain" and __import__("importlib").util.find_spec("torch") is not None:
+        pytest.skip("PLAIN stops at preparation only without PyTorch")
+    (tmp_path / "afile").write_text("not a store")
+    store = tmp_path / "store"
+    sweep = (
+        ["method=mlknn", f"results_store={tmp_path / 'afile'},{store}"]
+        if stop == "results_store"
+        else ["method=plain,mlknn", f"results_store={store}"]
+    )
+    common = ["dataset=genbase", "protocol.n_splits=1", "cache_dir=null"]
+    command = [sys.executable, "-m", "pmlbench", "-m", *sweep, *common]
+    proc = subprocess.run(
+        [*command, f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    job = "0_" + ("mlknn" if stop == "results_store" else "plain") + "_genbase_uniform_rate1"
+    reason = "is a file, not a directory" if stop == "results_store" else "PLAIN needs PyTorch"
+    assert reason in (tmp_path / "sweep" / job / "error.txt").read_text()
+    progress = [line for line in out.splitlines() if line.startswith("sweep ")]
+    assert "1/2 jobs" in progress[0] and "stopped outside any unit (error.txt)" in progress[0]
+    assert "2/2 jobs" in progress[1], out
+    assert (
+        "sweep done: 2 jobs, 1 units: 1 computed, 0 reused from the result store, "
+        f"0 declined (n/a), 0 failed, 1 job stopped outside any unit ({job}: error.txt says why)"
+    ) in out
+    assert "rerunning the sweep retries failures" in out
+    if stop == "results_store":  # the same directory again, the job now able to run
+        again = subprocess.run(
+            [*command[:5], f"results_store={store}", *common,
+             f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        )  # fmt: skip
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert not (tmp_path / "sweep" / job / "error.txt").exists()
+        # job 1's directory of the first run is still there: 2 jobs, 1 unit reused now
+        assert (
+            "sweep done: 2 jobs, 2 units: 1 computed, 1 reused from the result store, "
+            "0 declined (n/a), 0 failed\n"
+        ) in again.stdout
