@@ -28,6 +28,7 @@ import pytest
 import scipy.linalg
 import scipy.sparse as sp
 from sklearn.model_selection import ParameterGrid
+from threadpoolctl import threadpool_limits
 
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods import pml_ma as M
@@ -417,7 +418,8 @@ def test_r_gradient_is_the_losss_gradient_but_for_the_candidates_pull():
 
 def test_objective_updates_differ_and_run():
     c = case("emotions")
-    code, objective = c.solve(), c.solve(updates="objective")
+    with threadpool_limits(1, user_api="blas"):  # the model's default blas_threads
+        code, objective = c.solve(), c.solve(updates="objective")
     assert np.isfinite(objective.W).all() and objective.losses[-1] > 0
     assert relative_error(objective.W, code.W) > 1e-3
     model = c.model(updates="objective").fit(c.X_train, c.C_train)
