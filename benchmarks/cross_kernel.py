@@ -48,6 +48,7 @@ BUILT_IN = (
     "schirn",
     "pml_plr",
     "plain",
+    "pml_dda",
 )
 HEAVY = ("pml3er", "particle_map", "particle_vls")
 VARIANTS = {

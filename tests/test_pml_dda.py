@@ -43,8 +43,8 @@ from pmlbench.methods.pml_dda.decomposition import (
     row_softmax,
     squared_distances,
 )
-from pmlbench.methods.pml_plr import KernelMap, minmax_apply, minmax_fit
 from pmlbench.metrics.builtin import PAPER_METRICS
+from pmlbench.numerics.kernel_features import KernelMap, minmax_apply, minmax_fit
 from pmlbench.plugins import registry
 
 if os.environ.get("CI") == "true":
@@ -272,6 +272,37 @@ def test_squared_distances_and_softmax():
     np.testing.assert_allclose(row_softmax(A), scipy.special.softmax(A, axis=1), rtol=1e-13)
 
 
+def test_shared_kernel_features_and_simplex_projection_are_pml_plrs():
+    """pmlbench.numerics' kernel map, scaling and projection (PML-DDA's) are the same
+    arithmetic as PML-PLR's own copy, which its unit keys keep: the same bits."""
+    from pmlbench.methods import pml_plr
+    from pmlbench.numerics import kernel_features, simplex
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 6)) * [1, 10, 1e-3, 1, 0, 1]
+    X[:, 4] = 3.0  # constant on the training rows
+    X[:, 5] = 1.0 + 1e-15 * rng.random(40)  # a range whose gain mapminmax treats as constant
+    test = rng.normal(size=(9, 6))
+    low, span = kernel_features.minmax_fit(X)
+    assert [a.tobytes() for a in (low, span)] == [a.tobytes() for a in pml_plr.minmax_fit(X)]
+    for rows in (X, test):
+        expected = pml_plr.minmax_apply(rows, low, span)
+        assert kernel_features.minmax_apply(rows, low, span).tobytes() == expected.tobytes()
+    Xs = kernel_features.minmax_apply(X, low, span)
+    assert kernel_features.n_anchors(40, 6) == pml_plr.n_anchors(40, 6) == 30
+    anchors = rng.choice(40, size=30, replace=False)
+    ours, phi = kernel_features.KernelMap.fit(Xs, anchors)
+    theirs, expected_phi = pml_plr.KernelMap.fit(Xs, anchors)
+    assert phi.tobytes() == expected_phi.tobytes() and ours.width == theirs.width
+    Ts = kernel_features.minmax_apply(test, low, span)
+    assert ours.transform(Ts).tobytes() == theirs.transform(Ts).tobytes()
+    V = rng.normal(size=(30, 50)) * rng.choice([1e-3, 1.0, 30.0], size=(30, 1))
+    projected = simplex.project_rows_to_simplex(V.copy())
+    assert projected.tobytes() == pml_plr.project_rows_to_simplex(V.copy()).tobytes()
+    np.testing.assert_allclose(projected.sum(axis=1), 1.0, atol=1e-9)
+    assert (projected >= 0).all() and (projected == 0).any()
+
+
 def test_rank_deficient_u_steps_are_counted_and_deterministic():
     """Duplicated training rows make the kernel features rank deficient below the embedding's
     size: the U step keeps only the singular values above rtol (the same on every machine)."""
@@ -493,11 +524,25 @@ def test_without_the_kernel_map_the_scaled_features_are_decomposed():
     assert np.isfinite(model.decision_function(part(CASES[0], "raw_test"))).all()
 
 
-def test_training_sets_over_the_cap_are_refused_before_any_work():
-    X, C = part(CASES[0], "raw_train"), part(CASES[0], "C")
-    with pytest.raises(NotApplicable, match=r"method\.max_train=100 .*max_train=null") as error:
+def test_training_sets_over_the_caps_are_refused_before_any_work():
+    X, C = part(CASES[0], "raw_train"), part(CASES[0], "C")  # 120 rows, 72 features
+    with pytest.raises(NotApplicable, match=r"method\.max_train=100,.*max_train=null") as error:
         PMLDDA(max_train=100).fit(X, C)
     assert "\n" not in str(error.value)
+    # h = 120 anchors + 1: 120 x 121 = 14,520
+    assert PMLDDA(max_work=14_520).refusal(120, 72) is None
+    with pytest.raises(
+        NotApplicable, match=r"method\.max_work=14519 \(n x h = 14,520\),.*max_work=null"
+    ):
+        PMLDDA(max_work=14_519).fit(X, C)
+    # without the kernel map, h is the 72 features
+    assert PMLDDA(kernel_map=False, max_work=120 * 72).refusal(120, 72) is None
+    assert PMLDDA(kernel_map=False, max_work=120 * 72 - 1).refusal(120, 72) is not None
+    assert PMLDDA(max_train=None, max_work=None).refusal(10**6, 10**4) is None
+    both = PMLDDA(max_train=100, max_work=100).refusal(120, 72)
+    assert both is not None and both.endswith(
+        "set method.max_train=null method.max_work=null to run it anyway"
+    )
 
 
 def test_the_default_cap():
@@ -510,10 +555,13 @@ def test_the_default_cap():
             continue
         data = getattr(bundled, name)()
         n = plan_splits(data.n_instances, 1, 0.5, 0)[0].train_idx.size
-        if PMLDDA().refusal(n) is not None:
+        d = data.X.shape[1]
+        if PMLDDA().refusal(n, d) is not None:
             refused.add(name)
+        # a tuned unit's inner fits (4/5 of the rows) are refused too: at its first fit
+        assert (PMLDDA().refusal(int(0.8 * n), d) is not None) == (name in REFUSED_BY_DEFAULT)
     assert refused == REFUSED_BY_DEFAULT
-    assert PMLDDA().max_train == E.MAX_TRAIN
+    assert (PMLDDA().max_train, PMLDDA().max_work) == (E.MAX_TRAIN, E.MAX_WORK)
 
 
 REFUSED_BY_DEFAULT = {
@@ -522,7 +570,6 @@ REFUSED_BY_DEFAULT = {
     "corel16k001",
     "corel5k",
     "delicious",
-    "mirflickr5k",
     "recreation",
     "science",
     "slashdot",
@@ -544,6 +591,7 @@ REFUSED_BY_DEFAULT = {
         ({"device": "tpu"}, "method.device"),
         ({"threads": 0}, "method.threads"),
         ({"rtol": 1.0}, "method.rtol"),
+        ({"max_work": 0}, "method.max_work"),
     ],
 )
 def test_bad_parameters_are_one_line_errors(params, key):

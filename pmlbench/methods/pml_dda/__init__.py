@@ -8,8 +8,8 @@ are cited: the formulas in these modules are the ones the authors' code computes
 Two stages, as the code runs them (a MATLAB program, then a PyTorch one reading its output):
 
 - :mod:`~pmlbench.methods.pml_dda.decomposition`: the features min-max scaled and mapped to
-  RBF kernel features (PML-PLR's ``Kernel_mapping.m``, reused from
-  :mod:`pmlbench.methods.pml_plr`), then the alternating updates of ``DDA_PML.m``, which
+  RBF kernel features (``Kernel_mapping.m``, the same file as PML-PLR's:
+  :mod:`pmlbench.numerics.kernel_features`), then the alternating updates of ``DDA_PML.m``, which
   decompose features and candidate labels and return a projection U and the disambiguated
   labels P (NumPy, float64);
 - :mod:`~pmlbench.methods.pml_dda.network`: an MLP on the projected features ``(UᵀX)ᵀ``,

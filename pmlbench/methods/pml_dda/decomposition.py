@@ -62,8 +62,8 @@ from typing import Any
 import numpy as np
 
 from pmlbench.errors import PmlbenchError
-from pmlbench.methods.pml_plr import project_rows_to_simplex
 from pmlbench.numerics.linalg import thin_svd
+from pmlbench.numerics.simplex import project_rows_to_simplex
 
 MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps
 

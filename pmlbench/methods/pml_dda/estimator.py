@@ -24,14 +24,17 @@ from pmlbench.methods._constraints import (
 )
 from pmlbench.methods.pml_dda.decomposition import Decomposition, decompose, embedding_size
 from pmlbench.methods.pml_dda.network import build_network, outputs, train
-from pmlbench.methods.pml_plr import KernelMap, minmax_apply, minmax_fit, n_anchors
+from pmlbench.numerics.kernel_features import KernelMap, minmax_apply, minmax_fit, n_anchors
 
 NAME = "PML-DDA"
-# Largest training set fitted by default: it admits yeast (1,208 training rows: 45 times
-# ML-kNN's tuned CPU time) and refuses slashdot (1,891) and every larger bundled set, which
-# cost more than the suite's budget; below 1,891 x 0.8, so that a tuned unit is refused at
-# its first inner fit (docs/methods/pml_dda.md, "Cost")
-MAX_TRAIN = 1500
+# The caps (docs/methods/pml_dda.md, "Cost"). A fit's work grows with n x h (training rows x
+# kernel features): the decomposition's products are n x n by n x h, the network's first
+# layer has about 0.8·h inputs per row. MAX_WORK admits mirflickr5k (2,500 x 501: 42 times
+# ML-kNN's tuned CPU time) and yeast (1,208 x 516: 45 times) and refuses slashdot, whose inner
+# fits (1,512 x 1,513) already cost 145 times, and every bundled set of 2,311 or more kernel
+# features. MAX_TRAIN bounds the n x n matrices (memory) whatever the features.
+MAX_WORK = 1_500_000
+MAX_TRAIN = 2500
 
 
 @dataclass
@@ -98,10 +101,14 @@ class PMLDDA(ValidatedParameters, BaseEstimator):
         threads: PyTorch's intra-op threads and the decomposition's BLAS threads (None: the
             job's thread budget). The default 1 keeps a unit's numbers independent of how
             many jobs a launcher runs at once.
-        max_train: the largest training set PML-DDA takes on; larger ones are refused before
-            any work with :class:`~pmlbench.errors.NotApplicable` (None: no cap). The default
-            1500 admits yeast (1,208 rows) and refuses slashdot (1,891) and the larger bundled
-            sets, which exceed the suite's budget (docs/methods/pml_dda.md, "Cost").
+        max_train: the largest training set PML-DDA takes on (its n x n matrices); larger
+            ones are refused before any work with :class:`~pmlbench.errors.NotApplicable`
+            (None: no cap).
+        max_work: the largest n x h, training instances times kernel features (the
+            features themselves without the kernel map), refused like ``max_train`` above
+            it (None: no cap). The default 1,500,000 admits mirflickr5k (2,500 x 501) and
+            yeast, and refuses slashdot and the larger bundled sets, which exceed the suite's
+            budget (docs/methods/pml_dda.md, "Cost").
         random_state: seeds the kernel's anchors, the decomposition's start, the network's
             initial weights and each epoch's row order, an integer in [0, 2**32) or None
             (the runner gives each split's seed).
@@ -112,9 +119,11 @@ class PMLDDA(ValidatedParameters, BaseEstimator):
     default_tuning_grid = {"alpha": [0.01, 0.1, 1.0]}
     machine_dependent = (
         "the network trains in float32 with PyTorch's CPU kernels, which the machine chooses "
-        "(ATen's vector instructions, MKL's code path) and the thread count changes: the "
-        "outputs differ in their last bits, which can flip near-tied ranks and thresholds; "
-        "on a GPU (method.device=cuda) the numbers are the GPU's"
+        "(ATen's vector instructions, MKL's code path) and the thread count changes (test "
+        "outputs up to 1.8e-7 apart, measured), and the float64 decomposition before it "
+        "follows the BLAS kernel, whose rounding its iteration can amplify (1.6e-8, "
+        "measured): the outputs differ in their last float32 bits, which can flip near-tied "
+        "ranks and thresholds; on a GPU (method.device=cuda) the numbers are the GPU's"
     )
     parameter_constraints = {
         "alpha": NON_NEGATIVE,
@@ -138,6 +147,7 @@ class PMLDDA(ValidatedParameters, BaseEstimator):
         "device": device_constraint(NAME),
         "threads": [None, Interval(int, 1, None)],
         "max_train": CAP,
+        "max_work": CAP,
         "random_state": SEED,
     }
 
@@ -164,6 +174,7 @@ class PMLDDA(ValidatedParameters, BaseEstimator):
         device: str = CPU,
         threads: int | None = 1,
         max_train: int | None = MAX_TRAIN,
+        max_work: int | None = MAX_WORK,
         random_state: int | None = None,
     ):
         self.alpha = alpha
@@ -187,18 +198,33 @@ class PMLDDA(ValidatedParameters, BaseEstimator):
         self.device = device
         self.threads = threads
         self.max_train = max_train
+        self.max_work = max_work
         self.random_state = random_state
 
-    def refusal(self, n: int) -> str | None:
-        """One line naming the cap a training set of n rows exceeds; None within it."""
-        if self.max_train is None or n <= self.max_train:
+    def kernel_features(self, n: int, d: int) -> int:
+        """h, the decomposed features of a training set of n rows and d features: the kernel's
+        anchors and a row of ones, or the d features without the kernel map."""
+        return n_anchors(n, d) + 1 if self.kernel_map else d
+
+    def refusal(self, n: int, d: int) -> str | None:
+        """One line naming the caps a training set of n rows and d features exceeds; None
+        within the caps."""
+        h = self.kernel_features(n, d)
+        over = []
+        if self.max_train is not None and n > self.max_train:
+            over.append(f"method.max_train={self.max_train}")
+        if self.max_work is not None and n * h > self.max_work:
+            over.append(f"method.max_work={self.max_work} (n x h = {n * h:,})")
+        if not over:
             return None
+        lift = " ".join(f"{cap.split('=')[0]}=null" for cap in over)
         return (
-            f"PML-DDA on {n:,} training instances multiplies {n:,} x {n:,} matrices in each of "
-            f"up to {self.max_iter} iterations of its decomposition and trains its network on "
-            f"up to {n + 1:,} kernel features for up to {self.epochs} epochs, over "
-            f"method.max_train={self.max_train} (set for the suite's budget, {BUDGET_NOTE}); "
-            f"set method.max_train=null to run it anyway"
+            f"PML-DDA on {n:,} training instances and {h:,} kernel features multiplies "
+            f"{n:,} x {n:,} by {n:,} x {h:,} matrices in each of up to {self.max_iter} "
+            f"iterations of its decomposition, then trains its network for up to "
+            f"{self.epochs} epochs, over {' and '.join(over)}, "
+            f"{'a cap' if len(over) == 1 else 'caps'} set for the suite's budget "
+            f"({BUDGET_NOTE}); set {lift} to run it anyway"
         )
 
     def draws(self, n: int, d: int, q: int) -> Draws:
@@ -221,7 +247,7 @@ class PMLDDA(ValidatedParameters, BaseEstimator):
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
         n, d = X.shape
         q = Y.shape[1]
-        refusal = self.refusal(n)
+        refusal = self.refusal(n, d)
         if refusal is not None:
             raise NotApplicable(refusal)
         device, threads = str(self.device), thread_budget(self.threads)
