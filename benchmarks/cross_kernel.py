@@ -49,6 +49,7 @@ BUILT_IN = (
     "pml_plr",
     "pml_ma",
     "plain",
+    "pml_dda",
 )
 HEAVY = ("pml3er", "particle_map", "particle_vls")
 VARIANTS = {
