@@ -48,6 +48,7 @@ BUILT_IN = (
     "schirn",
     "pml_plr",
     "pml_lrig",
+    "plain",
 )
 HEAVY = ("pml3er", "particle_map", "particle_vls")
 VARIANTS = {

@@ -28,7 +28,10 @@ The description also holds what else determines a unit's numbers (pmlbench.core.
   imports or of the protocol gives ML-kNN's units new keys;
 - ``code.plugins``: a digest of every file of each third-party distribution providing the
   unit's plugins (all modules and package data);
-- ``code.libraries``: the major.minor versions of numpy, scipy and scikit-learn;
+- ``code.libraries``: the major.minor versions of numpy, scipy and scikit-learn, and the
+  full version of each optional library in :data:`OPTIONAL_LIBRARIES` (PyTorch) that the
+  unit's code imports: a deep method's units carry the torch version, and the key of a
+  unit whose code imports none of them is what it was before they existed;
 - ``files``: the content of every file a dataset, noise or method config string names
   (``dataset.path``, ``dataset.xml``, a script in ``method.command``: the string itself, or
   any of its shell words, or the value of a ``--opt=value`` word, that is an existing file
@@ -52,16 +55,21 @@ import math
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from pmlbench.core.fingerprint import (
     PACKAGE_NAME,
     distribution_digest,
+    distribution_files,
     distribution_imports,
     file_digest,
+    imported_names,
     library_versions,
     module_closure,
+    module_files,
     modules_digest,
     pmlbench_tree,
 )
@@ -84,6 +92,11 @@ NOT_UNIT_FIELDS = frozenset({"n_splits", "save_predictions"})
 # the plugin config nodes whose strings may name files
 FILE_NODES = ("dataset", "noise", "method")
 KEY_LENGTH = 32  # hex characters (128 bits)
+# Optional libraries (import name: distribution) whose full version enters ``code.libraries``
+# of the units whose code imports them, statically (at module level or in a function, as the
+# import closure is read): the deep methods' PyTorch, whose kernels change numbers between
+# releases. A unit whose code imports none of them keeps the key it had before.
+OPTIONAL_LIBRARIES = {"torch": "torch"}
 
 
 def _canonical(value: Any) -> Any:
@@ -197,11 +210,57 @@ def code_fingerprint(spec: ExperimentSpec) -> dict[str, Any]:
 
 def _code_digests(infos: Sequence[PluginInfo]) -> dict[str, Any]:
     """:func:`code_fingerprint` of a unit running the plugins ``infos`` register."""
+    infos = list(infos)
+    plugins = _distribution_digests(infos)
+    roots = code_roots(infos)
+    pmlbench = modules_digest(roots)
+    # the digests identify the code read, so what it imports is read once per version of it
+    code = (pmlbench, tuple(sorted(plugins.items())))
+    if code not in _optional_by_code:
+        _optional_by_code[code] = _optional_imports(infos, roots)
+    optional = {name: _installed_version(name) for name in _optional_by_code[code]}
     return {
-        "plugins": _distribution_digests(list(infos)),
-        "pmlbench": modules_digest(code_roots(list(infos))),
-        "libraries": library_versions(),
+        "plugins": plugins,
+        "pmlbench": pmlbench,
+        "libraries": {**library_versions(), **optional},
     }
+
+
+_optional_by_code: dict[tuple, tuple[str, ...]] = {}
+
+
+def _optional_imports(infos: list[PluginInfo], roots: list[str]) -> tuple[str, ...]:
+    """The distributions of :data:`OPTIONAL_LIBRARIES` that the code of a unit running
+    ``infos`` imports (its pmlbench modules, the import closure of ``roots``, and its
+    third-party plugins' distributions), read statically: nothing is imported."""
+    modules, _ = pmlbench_tree()
+    files = [modules[m] for m in module_closure(roots)]
+    for dist, entry_modules in _third_party(infos).values():
+        files += module_files(sorted(entry_modules))
+        files += distribution_files(dist) if dist is not None else []
+    imported: set[str] = set()
+    for name, path in files:
+        if name.endswith(".py"):
+            parts = name[:-3].split("/")
+            dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            imported.update(n.split(".")[0] for n in imported_names(path, dotted))
+    return tuple(sorted(d for m, d in OPTIONAL_LIBRARIES.items() if m in imported))
+
+
+@cache
+def _installed_version(distribution: str) -> str | None:
+    """A distribution's full version (None: not installed), read once per process: a process
+    keeps the libraries it imported."""
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
+def optional_library_versions(infos: list[PluginInfo]) -> dict[str, str | None]:
+    """The full versions (None: not installed) of the :data:`OPTIONAL_LIBRARIES` that the code
+    of a unit running ``infos`` imports, as ``code.libraries`` records them."""
+    return {name: _installed_version(name) for name in _optional_imports(infos, code_roots(infos))}
 
 
 def _existing_file_digest(token: str, folders: list[Path]) -> str | None:
