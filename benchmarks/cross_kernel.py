@@ -48,6 +48,7 @@ BUILT_IN = (
     "schirn",
     "pml_plr",
     "pml_ma",
+    "pml_lrig",
     "plain",
     "pml_dda",
 )
