@@ -100,7 +100,9 @@ class Stage1:
         model = model_for(case)
         n, d = part(case, "X_train").shape
         self.draws = model.draws(n, d, part(case, "C").shape[1])
-        self.kernel, self.K = KernelMap.fit(part(case, "X_train"), self.draws.anchors)
+        self.kernel, self.K = KernelMap.fit(
+            part(case, "X_train"), self.draws.anchors, method="PML-DDA"
+        )
         self.result = decompose(
             self.K,
             part(case, "C").T,
@@ -291,7 +293,7 @@ def test_shared_kernel_features_and_simplex_projection_are_pml_plrs():
     Xs = kernel_features.minmax_apply(X, low, span)
     assert kernel_features.n_anchors(40, 6) == pml_plr.n_anchors(40, 6) == 30
     anchors = rng.choice(40, size=30, replace=False)
-    ours, phi = kernel_features.KernelMap.fit(Xs, anchors)
+    ours, phi = kernel_features.KernelMap.fit(Xs, anchors, method="PML-DDA")
     theirs, expected_phi = pml_plr.KernelMap.fit(Xs, anchors)
     assert phi.tobytes() == expected_phi.tobytes() and ours.width == theirs.width
     Ts = kernel_features.minmax_apply(test, low, span)

@@ -91,7 +91,7 @@ class Case:
         self.kmeans_seed = self.model().initial_values(n, X.shape[1], q)[0]
         self.groups = kmeans_labels(self.Xs, min(q, n), self.kmeans_seed)
         self.reconstruction = M.local_reconstruction(self.Xs, self.C_train, self.groups, k=5)
-        self.kernel, self.K = M.KernelMap.fit(self.Xs, self.anchors)
+        self.kernel, self.K = M.KernelMap.fit(self.Xs, self.anchors, method="pml_lrig", rows=True)
         self.Kt = self.kernel.transform(self.Xts)
         self.L = M.feature_laplacian(self.K, 5)[0]
         self.side = M.FeatureSide.of(self.K, self.L, None)
@@ -329,7 +329,7 @@ def test_feature_graph_orders_ties_as_the_stable_sort():
     X = rng.normal(size=(30, 3))
     X[9] = X[4]
     anchors = np.array([4, 9, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12])
-    _, K = M.KernelMap.fit(X, anchors)
+    _, K = M.KernelMap.fit(X, anchors, method="pml_lrig", rows=True)
     assert np.array_equal(K[:, 0], K[:, 1])
     L, chosen = M.feature_laplacian(K, 3)
     assert 0 in chosen[0] and 1 not in chosen[0]  # column 0 keeps itself, skips twin 1

@@ -35,6 +35,7 @@ from pmlbench.methods import pml_ma as M
 from pmlbench.methods.pml_ma import MAX_LABEL_WORK, MAX_WORK, PMLMA
 from pmlbench.metrics import builtin
 from pmlbench.metrics.builtin import PAPER_METRICS
+from pmlbench.numerics.kernel_features import constant_features
 from pmlbench.plugins import registry
 from pmlbench.testing import check_fit_grid, check_method
 from tests.helpers import regenerated_reference
@@ -70,7 +71,7 @@ class Case:
         self.Xts = M.minmax_apply(self.X_test, low, span)
         self.anchors = reference[f"{name}_anchors"]
         self.P1 = reference[f"{name}_P1"]
-        self.kernel, self.phi = M.KernelMap.fit(self.Xs, self.anchors)
+        self.kernel, self.phi = M.KernelMap.fit(self.Xs, self.anchors, method="pml_ma", rows=True)
         self.phit = self.kernel.transform(self.Xts)
         self.graph = M.neighbour_graph(self.Xs, 5)
 
@@ -187,7 +188,7 @@ def test_the_cases_cover_what_they_claim():
     assert M.CandidatePattern(genbase.C_train.astype(float)).sparse  # R's sparse products
     assert not M.CandidatePattern(emotions.C_train.astype(float)).sparse
     assert len(np.unique(genbase.Xs, axis=0)) < len(genbase.Xs)  # duplicate rows: kNN ties
-    constant = M.constant_features(M.minmax_fit(genbase.X_train)[1])
+    constant = constant_features(M.minmax_fit(genbase.X_train)[1])
     assert constant.sum() > 100 and (genbase.X_test[:, constant] != 0).any()
     iterations = {name: fitted(name).diagnostics_["iterations"] for name in CASES}
     # the stopping test at its earliest, in between, and never (max_iter)
@@ -243,7 +244,7 @@ def test_min_max_scaling_is_mapminmax():
         [[0.0, 5.0, 3.0, 0.3, 0.0], [2.0, 5.0, -1.0, 0.3 + 1e-16, 0.0], [1.0, 5.0, 1.0, 0.3, 0.0]]
     )
     low, span = M.minmax_fit(X)
-    assert M.constant_features(span).tolist() == [False, True, False, True, True]
+    assert constant_features(span).tolist() == [False, True, False, True, True]
     scaled = M.minmax_apply(X, low, span)
     np.testing.assert_allclose(scaled[:, [0, 2]], [[-1, 1], [1, -1], [0, 0]])
     np.testing.assert_array_equal(scaled[:, [1, 3, 4]], (X[:, [1, 3, 4]] + 1.0) - 1.0)
@@ -263,7 +264,7 @@ def test_anchor_count_is_kernel_mappings_rule(n, anchors):
 def test_kernel_features_are_centred_rbf_with_a_bias():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 4))
-    mapping, phi = M.KernelMap.fit(X, np.array([3, 7, 11]))
+    mapping, phi = M.KernelMap.fit(X, np.array([3, 7, 11]), method="pml_ma", rows=True)
     D = ((X[:, None, :] - X[[3, 7, 11]][None]) ** 2).sum(axis=2)
     K = np.exp(-D / (2 * D.mean()))
     np.testing.assert_allclose(phi, np.hstack([K - K.mean(axis=0), np.ones((30, 1))]), atol=1e-14)

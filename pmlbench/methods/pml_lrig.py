@@ -98,13 +98,12 @@ from pmlbench.methods._constraints import (
 )
 from pmlbench.numerics.exact import row_groups
 from pmlbench.numerics.exact import squared_distances as exact_squared_distances
+from pmlbench.numerics.kernel_features import KernelMap, constant_features, minmax_fit, n_anchors
 from pmlbench.numerics.kmeans import kmeans_labels
 from pmlbench.numerics.linalg import thin_svd
 from pmlbench.numerics.neighbors import kneighbors
 
 MATLAB_EPS = float(np.finfo(np.float64).eps)
-# MATLAB's mapminmax treats a feature whose gain would exceed this as constant (gain 1)
-MAPMINMAX_MAX_GAIN = 1e14
 # cosine similarities within this of each other near the feature graph's cut are measured
 # again without BLAS (a BLAS dot product of length n errs by about n·2⁻⁵³ relative)
 COSINE_MARGIN = 1e-9
@@ -118,12 +117,6 @@ MAX_ORDER = 2600
 # ---------------------------------------------------------------- preprocessing (demo.m)
 
 
-def minmax_fit(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-feature minimum and range of the training rows (``mapminmax``'s settings)."""
-    low = X.min(axis=0)
-    return low, X.max(axis=0) - low
-
-
 def minmax_apply(X: np.ndarray, low: np.ndarray, span: np.ndarray) -> np.ndarray:
     """``mapminmax``: each feature mapped linearly to [-1, 1] on the training rows (test rows
     may fall outside), in its order of operations, ``(x − min)·gain − 1`` with
@@ -132,49 +125,8 @@ def minmax_apply(X: np.ndarray, low: np.ndarray, span: np.ndarray) -> np.ndarray
     ``(x + 1) − 1``), so ``demo.m``'s NaN-to-0 step finds no NaN."""
     with np.errstate(divide="ignore"):
         gain = 2.0 / span
-    constant = ~(span > 0) | ~(np.abs(gain) <= MAPMINMAX_MAX_GAIN)
+    constant = constant_features(span)
     return (X - np.where(constant, -1.0, low)) * np.where(constant, 1.0, gain) - 1.0
-
-
-def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``‖a_i‖² + ‖b_j‖² − 2a_i·b_j`` (``sqdist`` in ``Kernel_mapping.m``)."""
-    return (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * (A @ B.T)
-
-
-@dataclass
-class KernelMap:
-    """``Kernel_mapping.m``: RBF features on anchors, centred on the training rows, + bias;
-    instances in rows (n x h, h = anchors + 1, the bias last)."""
-
-    anchors: np.ndarray  # anchors x d
-    width: float  # Xsigma: the mean squared training-anchor distance
-    centre: np.ndarray  # per-anchor mean over the training rows
-
-    @classmethod
-    def fit(cls, X: np.ndarray, anchor_rows: np.ndarray) -> tuple[KernelMap, np.ndarray]:
-        anchors = X[anchor_rows]
-        D = squared_distances(X, anchors)
-        width = float(D.mean(axis=1).mean())
-        if not width > 0:
-            raise PmlbenchError(
-                "pml_lrig: the training features are all equal after scaling (no feature varies "
-                "on the training rows), so the kernel width is 0; check the dataset"
-            )
-        K = np.exp(-D / (2.0 * width))
-        centre = K.mean(axis=0)
-        mapping = cls(anchors, width, centre)
-        return mapping, mapping._finish(K)
-
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        return self._finish(np.exp(-squared_distances(X, self.anchors) / (2.0 * self.width)))
-
-    def _finish(self, K: np.ndarray) -> np.ndarray:
-        return np.hstack([K - self.centre, np.ones((K.shape[0], 1))])
-
-
-def n_anchors(n: int, d: int) -> int:
-    """``Kernel_mapping.m``: 5 anchors per feature, at most the training instances."""
-    return min(5 * d, n)
 
 
 # ---------------------------------------------------------------- stage 1 (PML_LR.m)
@@ -669,7 +621,10 @@ class SharedWork:
 
     def kernel(self, model: PMLLRIG, anchors: np.ndarray) -> tuple[KernelMap, np.ndarray]:
         """``Kernel_mapping.m`` on the anchors the seed draws (they do not depend on ratio)."""
-        return self._once(("kernel", self.seed(model)), lambda: KernelMap.fit(self.Xs, anchors))
+        return self._once(
+            ("kernel", self.seed(model)),
+            lambda: KernelMap.fit(self.Xs, anchors, method="pml_lrig", rows=True),
+        )
 
     def feature_side(self, model: PMLLRIG, K: np.ndarray) -> tuple[FeatureSide, sp.csr_matrix]:
         k, rtol = int(model.feature_neighbors), model.rtol

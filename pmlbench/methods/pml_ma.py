@@ -85,6 +85,7 @@ from pmlbench.methods._constraints import (
     check_neighbours,
 )
 from pmlbench.numerics.exact import squared_distances as exact_squared_distances
+from pmlbench.numerics.kernel_features import KernelMap, minmax_apply, minmax_fit
 from pmlbench.numerics.linalg import thin_svd
 from pmlbench.numerics.neighbors import kneighbors
 
@@ -93,8 +94,6 @@ MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps, added to R in its
 SYLVESTER_CUT = 1e-5  # mysylvester: |λᵢ(A) + λⱼ(B)| at or below this gives a 0 entry
 # candidates at most this dense: R's products go through their pattern (CandidatePattern)
 SPARSE_DENSITY = 0.1
-# MATLAB's mapminmax treats a feature whose gain would exceed this as constant (gain 1)
-MAPMINMAX_MAX_GAIN = 1e14
 # The caps, set for the suite's budget (docs/methods/pml_ma.md, "Cost"). Largest n·d·c
 # (training instances x kernel features x labels) fitted by default: each iteration
 # multiplies n x d by d x c matrices four times; it declines delicious (2.1e10).
@@ -109,31 +108,6 @@ MAX_LABEL_WORK = 200_000_000
 # ------------------------------------------------------------------ preprocessing
 
 
-def minmax_fit(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-feature minimum and range of the training rows (``mapminmax``'s settings)."""
-    low = X.min(axis=0)
-    return low, X.max(axis=0) - low
-
-
-def constant_features(span: np.ndarray) -> np.ndarray:
-    """The features ``mapminmax`` leaves unscaled: range 0 on the training rows, or a gain
-    ``2 / range`` above :data:`MAPMINMAX_MAX_GAIN` (its rule for a constant row)."""
-    with np.errstate(divide="ignore"):
-        gain = 2.0 / span
-    return ~(span > 0) | ~(np.abs(gain) <= MAPMINMAX_MAX_GAIN)
-
-
-def minmax_apply(X: np.ndarray, low: np.ndarray, span: np.ndarray) -> np.ndarray:
-    """``mapminmax``: each feature mapped linearly to [-1, 1] on the training rows (test rows
-    may fall outside). A feature constant on the training rows passes through unchanged, on
-    the test rows too (gain 1 and offset −1: ``y = (x + 1) − 1``), so
-    ``main_integration.m``'s NaN-to-0 step finds no NaN."""
-    constant = constant_features(span)
-    scaled = 2.0 * (X - low) / np.where(constant, 1.0, span) - 1.0
-    scaled[:, constant] = (X[:, constant] + 1.0) - 1.0
-    return scaled
-
-
 def anchor_count(n: int) -> int:
     """``Kernel_mapping.m``: all n training rows below 1000, then n/2, n/3, n/4 (rounded up)
     from 1000, 5000 and 9000."""
@@ -144,42 +118,6 @@ def anchor_count(n: int) -> int:
     if n < 9000:
         return -(-n // 3)
     return -(-n // 4)
-
-
-def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``‖a_i‖² + ‖b_j‖² − 2a_i·b_j`` (``sqdist_new`` in ``Kernel_mapping.m``)."""
-    return (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * (A @ B.T)
-
-
-@dataclass
-class KernelMap:
-    """``Kernel_mapping.m``: RBF features on anchor rows, centred on the training rows, + bias."""
-
-    anchors: np.ndarray  # anchors x d
-    width: float  # Xsigma: the mean squared training-anchor distance
-    centre: np.ndarray  # per-anchor mean over the training rows
-
-    @classmethod
-    def fit(cls, X: np.ndarray, anchor_rows: np.ndarray) -> tuple[KernelMap, np.ndarray]:
-        """The map and the training rows' features (n x (anchors + 1))."""
-        anchors = X[anchor_rows]
-        D = squared_distances(X, anchors)
-        width = float(D.mean(axis=1).mean())
-        if not width > 0:
-            raise PmlbenchError(
-                "pml_ma: the training features are all equal after scaling (no feature varies "
-                "on the training rows), so the kernel width is 0; check the dataset"
-            )
-        K = np.exp(-D / (2.0 * width))
-        centre = K.mean(axis=0)
-        mapping = cls(anchors, width, centre)
-        return mapping, mapping._finish(K)
-
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        return self._finish(np.exp(-squared_distances(X, self.anchors) / (2.0 * self.width)))
-
-    def _finish(self, K: np.ndarray) -> np.ndarray:
-        return np.hstack([K - self.centre, np.ones((K.shape[0], 1))])
 
 
 @dataclass
@@ -659,7 +597,10 @@ class SharedWork:
 
     def kernel(self, model: PMLMA) -> tuple[KernelMap, np.ndarray]:
         anchors, _ = self.initial_values(model)
-        return self._once(("kernel", self.seed(model)), lambda: KernelMap.fit(self.Xs, anchors))
+        return self._once(
+            ("kernel", self.seed(model)),
+            lambda: KernelMap.fit(self.Xs, anchors, method="pml_ma", rows=True),
+        )
 
     def graph(self, k: int) -> NeighbourGraph:
         return self._once(("graph", k), lambda: neighbour_graph(self.Xs, k))

@@ -1,6 +1,6 @@
 """Min-max scaling and RBF kernel features on random anchors, as the MATLAB programs of
 CcAmbiguous's PML methods compute them before their models (``main_PML.m``'s ``mapminmax``
-and ``function/Kernel_mapping.m``; used by PML-DDA).
+and ``function/Kernel_mapping.m``; used by PML-DDA, PML-MA and PML-LRIG).
 
 The arithmetic is the same as that of PML-PLR's module (:mod:`pmlbench.methods.pml_plr`, which
 keeps its own copy so that its unit keys stay those of its stored results);
@@ -56,32 +56,43 @@ def n_anchors(n: int, d: int) -> int:
 
 @dataclass
 class KernelMap:
-    """``Kernel_mapping.m``: RBF features on anchors, centred on the training rows, + bias."""
+    """``Kernel_mapping.m``: RBF features on anchors, centred on the training rows, + bias.
+
+    The features come as the MATLAB code of the calling method lays them out: h x n
+    (instances in columns, PML-PLR's and PML-DDA's code) or, with ``rows``, n x h (instances
+    in rows, PML-MA's and PML-LRIG's); the bias is the last feature either way.
+    """
 
     anchors: np.ndarray  # nAnchors x d
     width: float  # Xsigma: the mean squared training-anchor distance
     centre: np.ndarray  # per-anchor mean over the training rows
+    rows: bool = False  # instances in rows (n x h) instead of columns (h x n)
 
     @classmethod
-    def fit(cls, X: np.ndarray, anchor_rows: np.ndarray) -> tuple[KernelMap, np.ndarray]:
-        """The map fitted on the training rows X and their kernel features (h x n), the
-        anchors being the rows ``anchor_rows`` of X."""
+    def fit(
+        cls, X: np.ndarray, anchor_rows: np.ndarray, *, method: str, rows: bool = False
+    ) -> tuple[KernelMap, np.ndarray]:
+        """The map fitted on the training rows X and their kernel features, the anchors being
+        the rows ``anchor_rows`` of X; ``method`` names the caller in the error raised when
+        the kernel width is 0."""
         anchors = X[anchor_rows]
         D = squared_distances(X, anchors)
         width = float(D.mean(axis=1).mean())
         if not width > 0:
             raise PmlbenchError(
-                "the training features are all equal after scaling (no feature varies on the "
-                "training rows), so the kernel width is 0; check the dataset"
+                f"{method}: the training features are all equal after scaling (no feature "
+                "varies on the training rows), so the kernel width is 0; check the dataset"
             )
         K = np.exp(-D / (2.0 * width))
         centre = K.mean(axis=0)
-        mapping = cls(anchors, width, centre)
+        mapping = cls(anchors, width, centre, rows)
         return mapping, mapping._finish(K)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        """The kernel features (h x n) of the rows of X."""
+        """The kernel features of the rows of X, laid out as :meth:`fit`'s."""
         return self._finish(np.exp(-squared_distances(X, self.anchors) / (2.0 * self.width)))
 
     def _finish(self, K: np.ndarray) -> np.ndarray:
+        if self.rows:
+            return np.hstack([K - self.centre, np.ones((K.shape[0], 1))])  # n x h
         return np.vstack([(K - self.centre).T, np.ones((1, K.shape[0]))])  # h x n

@@ -263,7 +263,7 @@ class PMLDDA(ValidatedParameters, BaseEstimator):
         self.kernel_: KernelMap | None = None
         with threadpool_limits(threads, user_api="blas"):
             if random.anchors is not None:
-                self.kernel_, phi = KernelMap.fit(Xs, random.anchors)
+                self.kernel_, phi = KernelMap.fit(Xs, random.anchors, method=NAME)
             else:
                 phi = Xs.T
             decomposition = decompose(
