@@ -47,8 +47,11 @@ BUILT_IN = (
     "pml_lenfn",
     "schirn",
     "pml_plr",
+    "pml_ma",
+    "pml_lrig",
     "pml_wfgalc",
     "plain",
+    "pml_dda",
 )
 HEAVY = ("pml3er", "particle_map", "particle_vls")
 VARIANTS = {
