@@ -49,6 +49,7 @@ BUILT_IN = (
     "pml_plr",
     "pml_ma",
     "pml_lrig",
+    "pml_wfgalc",
     "plain",
     "pml_dda",
 )
