@@ -118,7 +118,7 @@ def _result(noise_name: str) -> ExperimentResult:
 
 
 def test_tidy_records_have_the_results_csv_columns_in_order():
-    with open(GOLDEN / "run_mlknn_genbase.csv", newline="") as handle:
+    with open(GOLDEN / "run_mlknn_genbase_uniform_rate1.csv", newline="") as handle:
         golden_columns = next(csv.reader(handle))
     records = tidy_records(_result("uniform"))
     assert list(records.columns) == [*golden_columns, "fit_seconds", "predict_seconds"]

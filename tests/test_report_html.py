@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -156,6 +157,21 @@ def browser(tmp_path_factory):
             yield driver
         finally:
             driver.quit()
+
+
+def save_screenshot(driver, path: Path, attempts: int = 3) -> bool:
+    """A screenshot of the page; a tall page on a loaded machine can take the renderer past
+    chromedriver's fixed 10 s for one capture, so a timed-out capture is retried."""
+    from selenium.common.exceptions import TimeoutException
+
+    for attempt in range(attempts):
+        try:
+            return bool(driver.save_screenshot(str(path)))
+        except TimeoutException:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(5)
+    return False
 
 
 def open_page(driver, path: Path) -> None:
@@ -457,7 +473,7 @@ def test_page_in_headless_chromium(browser, report_dir, sweep, tmp_path):
     driver.set_window_size(1400, min(int(height) + 40, 12000))
     js(driver, "window.scrollTo(0, 0)")
     shot = tmp_path / "report.png"
-    assert driver.save_screenshot(str(shot))
+    assert save_screenshot(driver, shot)
     assert shot.stat().st_size > 10_000
     driver.set_window_size(1400, 1000)
     assert console_errors(driver) == []
