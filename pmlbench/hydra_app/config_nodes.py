@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from hydra.core.config_store import ConfigStore
 
+from pmlbench.core.safe_text import has_hidden, visible
 from pmlbench.errors import PluginError
 from pmlbench.plugins import registry
 from pmlbench.plugins.parameters import plugin_parameters
@@ -20,11 +21,23 @@ from pmlbench.protocol.settings import defaults
 
 
 def register_config_nodes() -> list[str]:
-    """Store a node for every dataset, noise and method plugin; return problems found."""
+    """Store a node for every dataset, noise and method plugin; return problems found. A
+    plugin whose entry-point or distribution name holds a hidden character
+    (pmlbench.core.safe_text.visible) gets no node: Hydra would print the name raw in
+    ``pmlbench --help`` and its errors, and the registry refuses to select it anyway."""
     store = ConfigStore.instance()
     problems: list[str] = []
     for kind in ("dataset", "noise", "method"):
         for name, info in registry.plugins(kind).items():
+            if has_hidden(name) or has_hidden(str(info.distribution)):
+                # such a name would act in every place Hydra prints the groups' options
+                # (--help, an unknown option's error); it cannot be selected either
+                problems.append(
+                    f"{kind} plugin '{visible(name)}' (distribution "
+                    f"'{visible(str(info.distribution))}') has control, format or "
+                    "bidirectional characters in its name; it is not offered"
+                )
+                continue
             try:
                 obj = info.load()
                 if kind == "method":

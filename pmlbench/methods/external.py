@@ -41,9 +41,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from pmlbench.core.checks import check_features, check_label_matrix
-from pmlbench.core.console import escape_control
 from pmlbench.core.digest import content_digest
 from pmlbench.core.parameters import Dict, Options, Type, ValidatedParameters, validate_parameters
+from pmlbench.core.safe_text import visible
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.methods._constraints import POSITIVE, REAL, SEED
 
@@ -100,6 +100,8 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
     "xargs": (frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"}), 0),
 }
+# Environment variables naming a file a shell runs before its script (bash, POSIX sh).
+STARTUP_VARIABLES = ("BASH_ENV", "ENV")
 # Wrapper options that change what runs where: the key could not follow them.
 _UNFOLLOWABLE = {"env": ("-C", "--chdir", "-S", "--split-string"), "xargs": ("",)}
 
@@ -123,19 +125,31 @@ def _unwrap(argv: list[str]) -> list[str]:
             if option == "--":
                 break
             flag = option.split("=", 1)[0]
-            if any(
-                flag == bad or (bad and flag.startswith(bad)) for bad in _UNFOLLOWABLE.get(name, ())
+            bad = _UNFOLLOWABLE.get(name, ())
+            if (
+                any(flag == b or (b and flag.startswith(b)) for b in bad)
+                or (
+                    not flag.startswith("--")  # a cluster of short options: env -iC sub
+                    and any(f"-{c}" in bad for c in flag[1:])
+                )
             ):
                 _refuse(f"runs its program through '{name} {flag}'")
-            if flag in takes_value and "=" not in option and rest:
+            last = flag if flag.startswith("--") else f"-{flag[-1]}"
+            if (flag in takes_value or last in takes_value) and "=" not in option and rest:
                 rest.pop(0)
         if name in _UNFOLLOWABLE and "" in _UNFOLLOWABLE[name]:
             _refuse(f"runs its program through {name}")
         if name == "env":
             while rest and "=" in rest[0] and not rest[0].startswith("="):
-                rest.pop(0)
+                variable = rest.pop(0).split("=", 1)[0]
+                if variable in STARTUP_VARIABLES:
+                    _refuse(f"sets {variable}, a file the shell runs before its script")
         argv = rest[operands:]
     return argv
+
+
+# Shell options naming a file the shell runs before its script.
+STARTUP_OPTIONS = ("--rcfile", "--init-file")
 
 
 def _shell_script(argv: list[str]) -> str | None:
@@ -151,11 +165,13 @@ def _shell_script(argv: list[str]) -> str | None:
     rest, script_mode = argv[1:], False
     while rest and rest[0][:1] in "-+" and len(rest[0]) > 1 and rest[0] != "--":
         option = rest.pop(0)
+        if option.split("=", 1)[0] in STARTUP_OPTIONS:
+            _refuse(f"starts a shell with '{option}', a file it runs first")
         if option.startswith("--"):
             continue
         if "c" in option[1:] and option[0] == "-":
             script_mode = True
-        if option[-1] == "o" and rest:  # -o / +o take an option name
+        if option[-1] in "oO" and rest:  # -o / +o / -O / +O take an option name
             rest.pop(0)
     if rest and rest[0] == "--":
         rest.pop(0)
@@ -176,6 +192,13 @@ def _refuse(problem: str) -> None:
     )
 
 
+# words that change the directory the rest runs in, and commands that run text the key
+# cannot read (a string, an alias, a sourced file)
+_CHANGE_DIRECTORY = ("cd", "pushd", "popd", "chdir")
+_RUN_TEXT = ("eval", "alias", "source", ".")
+_OPERATORS = (";", "&&", "||", "|", "&", "(", ")", "{", "}")
+
+
 def check_shell_script(command: str, depth: int = 3) -> None:
     """Refuse a command whose files the result key cannot follow.
 
@@ -184,9 +207,15 @@ def check_shell_script(command: str, depth: int = 3) -> None:
     (pmlbench.runner.units). One rule for every shell form: the program is found behind any
     wrappers (``env``, ``exec``, ``nice``, ``timeout`` ...), and a shell's script (``-c`` in
     any flag cluster: ``sh -ec``, ``bash -xc``) is read, its own commands checked the same
-    way. Behind a ``cd`` to another directory, a word built by the shell at run time
-    (``$VAR``, ``$(...)``, backquotes), a wrapper that changes directory, or a shell reading
-    standard input, a file edit would reuse stale numbers, so such a command is refused.
+    way; a shell anywhere else (behind a program the key does not know: ``taskset -c 0 sh
+    -c ...``) is refused, and every word that is itself a command line (``script -c '...'``,
+    ``octave --eval '...'``) is checked for what follows. Behind a ``cd`` to another
+    directory, a word built by the shell at run time (``$VAR``, ``$(...)``, backquotes, a
+    glob such as ``su*/prog.py``), text run as commands (``eval``, ``alias``, ``source``,
+    ``.``), a shell startup file (``--rcfile``, ``BASH_ENV``), a wrapper that changes
+    directory, or a shell reading standard input, a file edit would reuse stale numbers, so
+    such a command is refused. A shell running a script file (``sh run.sh``) has the file in
+    the key, not the files that script names (docs/sweeps.md).
 
     Raises:
         PmlbenchError: (one line) naming the construct and the fix.
@@ -195,29 +224,64 @@ def check_shell_script(command: str, depth: int = 3) -> None:
         argv = shlex.split(command)
     except ValueError:
         return  # render_command reports it
-    script = _shell_script(_unwrap(argv))
-    if script is None:
+    program = _unwrap(argv)
+    script = _shell_script(program)
+    if script is not None:
+        _check_commands(script, depth, shell=True)
         return
-    if any(c in script for c in "$`"):
+    for word in program[1:]:
+        if Path(word).name in SHELLS:
+            _refuse(
+                f"runs a shell ({Path(word).name}) behind {Path(program[0]).name!r}, a program "
+                "the key cannot see through"
+            )
+    for word in program[1:]:
+        if any(c.isspace() for c in word) and depth > 0:
+            _check_commands(word, depth, shell=False)
+
+
+def _check_commands(script: str, depth: int, *, shell: bool) -> None:
+    """Check a command line inside ``method.command``: a shell's script (``shell``), or a
+    word of another program that reads as one."""
+    if shell and any(c in script for c in "$`"):
         _refuse("runs a shell script that builds words at run time ($VAR, $(...) or backquotes)")
     try:
-        lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+        # a newline ends a command as ";" does (shlex reads it as a space)
+        lexer = shlex.shlex(script.replace("\n", " ; "), posix=True, punctuation_chars=True)
         lexer.whitespace_split, lexer.commenters = True, ""
         words = list(lexer)
     except ValueError:
         words = []
     for word, target in zip(words, [*words[1:], ""], strict=True):
-        if word in ("cd", "pushd", "popd", "chdir") and target != "{workdir}":
+        if word in _CHANGE_DIRECTORY and target != "{workdir}":
             _refuse(f"runs a shell script that changes directory ({word} {target})")
+        if shell and _is_glob(word):
+            _refuse(f"runs a shell script whose word {word!r} matches file names at run time")
     commands: list[list[str]] = [[]]
     for word in words:
-        if word in (";", "&&", "||", "|", "&", "(", ")", "{", "}"):
+        if word in _OPERATORS:
             commands.append([])
         else:
             commands[-1].append(word)
     for simple in commands:
+        words_run = [w for w in simple if not _is_assignment(w)]
+        if words_run and words_run[0] in _RUN_TEXT:
+            _refuse(f"runs a shell script that runs text as commands ({words_run[0]})")
         if simple and depth > 0:
             check_shell_script(shlex.join(simple), depth - 1)
+
+
+def _is_assignment(word: str) -> bool:
+    name, equals, _ = word.partition("=")
+    return bool(equals) and name.isidentifier()
+
+
+def _is_glob(word: str) -> bool:
+    """Whether a shell would expand ``word`` into file names (``*``, ``?``, ``[...]``);
+    the test commands ``[`` and ``[[`` are no globs."""
+    if word in ("[", "]", "[[", "]]"):
+        return False
+    return "*" in word or "?" in word or ("[" in word and "]" in word[word.index("[") + 1 :])
 
 
 def write_arrays(path: Path, arrays: dict[str, Any], file_format: str) -> None:
@@ -273,7 +337,7 @@ def _stderr_tail(stderr: str) -> str:
     """The program's last stderr lines on one line, control characters escaped: the text
     goes to the terminal, the store and the report, where an escape sequence must not act."""
     lines = [line for line in (stderr or "").strip().splitlines() if line.strip()]
-    tail = escape_control(" | ".join(lines[-_STDERR_LINES:]), newlines=True)
+    tail = visible(" | ".join(lines[-_STDERR_LINES:]))
     return tail[-1500:] if tail else "(no stderr output)"
 
 

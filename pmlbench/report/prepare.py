@@ -92,7 +92,15 @@ def apply_filters(records: pd.DataFrame, where: Mapping[str, str | Sequence[str]
         shown, text = values.map(format_value), values.astype(str)
         keep = pd.Series(False, index=records.index)
         for value in wanted:
-            keep |= (shown == format_value(_parse_number(value))) | (text == value)
+            matches = (shown == format_value(_parse_number(value))) | (text == value)
+            if len(wanted) > 1 and not matches.any():  # one of several: a misspelt value
+                found = sorted(dict.fromkeys(shown.astype(str)))
+                more = f", ... ({len(found)} in all)" if len(found) > 20 else ""
+                raise PmlbenchError(
+                    f"--where {column}={value} matches no result; {column} holds "
+                    f"{', '.join(found[:20])}{more}"
+                )
+            keep |= matches
         records = records[keep]
         if records.empty:
             either = " or ".join(f"{column}={value}" for value in wanted)
@@ -388,6 +396,26 @@ def _drop_duplicates(records: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     return records.drop_duplicates(KEY)
 
 
+def _check_summable(records: pd.DataFrame) -> None:
+    """Refuse values whose mean or spread over splits is not a finite number: finite values
+    near the largest float (a metric plugin without a bounded range, or an edited file)
+    would average to infinity and be shown, and marked best, as such."""
+    cell = ["dataset", "level", "method", "metric"]
+    grouped = records.groupby(cell, sort=False)["value"]
+    spread = grouped.agg(["mean", "std"])
+    bad = spread[np.isinf(spread["mean"]) | np.isinf(spread["std"])]
+    if len(bad):
+        (dataset, level, method, metric), _ = next(iter(bad.iterrows()))
+        rows = records[(records[cell] == [dataset, level, method, metric]).all(axis=1)]
+        largest = rows["value"].abs().max()
+        raise PmlbenchError(
+            f"metric {metric} of {method} on {dataset} ({level}) holds values up to "
+            f"{largest:.3g}, whose mean or spread over splits is no finite number; check "
+            f"{', '.join(sorted(set(rows.get('source', pd.Series(['?'])).astype(str))))} "
+            f"or leave the metric out with --metrics"
+        )
+
+
 def prepare(
     records: pd.DataFrame,
     *,
@@ -457,6 +485,7 @@ def prepare(
     records["level"], level_values, level_order, level_noise = noise_levels(records)
     records["dataset"] = records["dataset"].astype(str)
     records = _drop_duplicates(records, notes)
+    _check_summable(records)
     note = split_count_note(records)
     if note is not None:
         notes.append(note)

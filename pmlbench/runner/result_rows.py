@@ -1,0 +1,184 @@
+"""What a result row may hold: one check for the rows of store records (read by runs and
+reports, pmlbench.runner.store) and of run directories' results.csv (read by reports,
+pmlbench.report.sources).
+
+A row is a dict with the results.csv columns (pmlbench.runner.format). Its numbers must be
+numbers a run can have written: a metric value is a float (NaN where the metric is
+undefined on the data), never infinite, an integer only within float range (a JSON
+``1e999`` reads as infinity, an integer of 400 digits overflows every float operation), and
+within the range the metric can take (:data:`METRIC_BOUNDS`); counts are non-negative
+integers, seconds finite and non-negative, shares between 0 and 1. Its identifying columns
+(dataset, noise and its parameters, method and its parameters, seed, convention, ...) must
+be those of the unit it belongs to: :func:`identity_problem` compares them with what the
+caller knows of the unit (its store record's description and split details, or the run.json
+beside a results.csv).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from pmlbench.core.safe_text import visible
+
+# The values a built-in metric can take (pmlbench.metrics.builtin; coverage counts labels).
+# A value outside is no result of that metric: an edited file or a broken writer.
+METRIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "subset_accuracy": (0.0, 1.0),
+    "hamming_loss": (0.0, 1.0),
+    "one_error": (0.0, 1.0),
+    "ranking_loss": (0.0, 1.0),
+    "average_precision": (0.0, 1.0),
+    "macro_f1": (0.0, 1.0),
+    "micro_f1": (0.0, 1.0),
+    "coverage": (0.0, math.inf),
+}
+# slack for rounding at a bound (an average of shares may land a few ulps past 1)
+_SLACK = 1e-9
+_ABSENT = object()
+COUNT_COLUMNS = ("n_train", "n_test", "n_degenerate")
+SECONDS_COLUMNS = ("fit_seconds", "predict_seconds")
+SHARE_COLUMNS = ("disambiguation_auc", "disambiguation_precision")
+
+
+def is_number(value: Any) -> bool:
+    """A real number (Python's or numpy's), not a boolean."""
+    kind = type(value)
+    if kind is float or kind is int:
+        return True
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def as_float(value: Any) -> float | None:
+    """``value`` as a float; None when it is no number or an integer beyond float range."""
+    if not is_number(value):
+        return None
+    try:
+        return float(value)
+    except (OverflowError, TypeError, ValueError):
+        return None
+
+
+def describe_value(value: Any) -> str:
+    """A stored value as a message shows it: a long number by its length, text escaped."""
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    if is_number(value):
+        text = repr(value.item() if hasattr(value, "item") else value)
+        return text if len(text) <= 24 else f"a {len(text)}-digit number"
+    if isinstance(value, str):
+        shown = visible(value)
+        return repr(shown if len(shown) <= 40 else shown[:37] + "...")
+    return {list: "a list", dict: "a mapping", type(None): "null"}.get(type(value), "no number")
+
+
+def value_problem(metric: str, value: Any) -> str | None:
+    """What makes ``value`` no value of ``metric`` (None: it is one)."""
+    number = as_float(value)
+    if number is None or math.isinf(number):
+        return f"its value of {visible(metric)} is {describe_value(value)}, not a metric value"
+    low, high = METRIC_BOUNDS.get(metric, (-math.inf, math.inf))
+    if not math.isnan(number) and not (low - _SLACK <= number <= high + _SLACK):
+        return (
+            f"its value of {metric} is {describe_value(value)}, outside the range "
+            f"[{low:g}, {high:g}] of that metric"
+        )
+    return None
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def row_problem(row: Mapping[str, Any]) -> str | None:
+    """What makes one result row unusable (None: nothing): its value (:func:`value_problem`),
+    its counts, seconds and shares. A column the row lacks, or leaves empty, is not checked
+    (older results.csv files lack some)."""
+    problem = value_problem(str(row.get("metric")), row.get("value"))
+    if problem is not None:
+        return problem
+    for column in (*COUNT_COLUMNS, *SECONDS_COLUMNS, *SHARE_COLUMNS):
+        value = row.get(column)
+        if _missing(value):
+            continue
+        number = as_float(value)
+        if column in COUNT_COLUMNS:
+            ok = number is not None and number >= 0 and number.is_integer() and number < 2**53
+        elif column in SECONDS_COLUMNS:
+            ok = number is not None and math.isfinite(number) and number >= 0
+        else:
+            ok = number is not None and (math.isnan(number) or -_SLACK <= number <= 1 + _SLACK)
+        if not ok:
+            return f"its {column} is {describe_value(value)}"
+    return None
+
+
+def same_value(found: Any, expected: Any) -> bool:
+    """Whether a row's cell holds ``expected``: numbers by value (JSON may write 100 or
+    100.0, and a CSV file reads a number back to the nearest float), missing values (None,
+    NaN, empty text) alike, text as shown (pmlbench.core.safe_text.visible)."""
+    if type(found) is type(expected) and type(found) in (str, int) and found == expected:
+        return True  # the usual case, decided at once
+    if _missing(found) or found == "":
+        return _missing(expected) or expected == ""
+    if isinstance(found, bool) or isinstance(expected, bool):
+        return str(found).lower() == str(expected).lower()
+    a, b = as_float(found), as_float(expected)
+    if a is not None and b is not None:
+        return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0) or (a != a and b != b)
+    return visible(str(found)) == visible(str(expected))
+
+
+def identity_problem(
+    row: Mapping[str, Any], expected: Mapping[str, Any], source: str = "its unit"
+) -> str | None:
+    """The first column of ``row`` that does not hold what ``expected`` says the unit has
+    (None: all do), ``source`` naming where ``expected`` comes from; a column the row lacks
+    is not compared."""
+    for column, value in expected.items():
+        found = row.get(column, _ABSENT)
+        if found is _ABSENT or (found == value and type(found) is type(value)):
+            continue
+        if not same_value(found, value):
+            return (
+                f"its rows say {column}={describe_value(found)}, but {source} has "
+                f"{column}={describe_value(value)}"
+            )
+    return None
+
+
+def tuned_text(tuned: Mapping[str, Any]) -> str:
+    """results.csv's ``tuned`` cell of a split that chose ``tuned`` (as
+    pmlbench.runner.outputs.tidy_records writes it)."""
+    return ";".join(f"{k}={v}" for k, v in sorted(tuned.items()))
+
+
+def list_columns(node: Mapping[str, Any], prefix: str) -> dict[str, str]:
+    """The results.csv columns of a plugin's list-valued parameters, nested ones too
+    (``+method.params.ks=[1,20]`` -> ``param_params.ks``: ``"[1, 20]"``), each holding the
+    list as JSON text. pmlbench.runner.format.prefixed_columns gives the scalar ones only,
+    so without these two configurations differing in a list shared one method label.
+    Added to a run's results.csv (pmlbench.runner.run) and to the rows a store's records
+    give a report (pmlbench.runner.store.unit_details)."""
+    columns: dict[str, str] = {}
+    for name, value in node.items():
+        if name != "name":
+            columns.update(_list_columns(f"{prefix}{name}", value))
+    return columns
+
+
+def _list_columns(column: str, value: Any) -> dict[str, str]:
+    if isinstance(value, Mapping):
+        return {
+            found: text
+            for name, inner in value.items()
+            for found, text in _list_columns(f"{column}.{name}", inner).items()
+        }
+    if isinstance(value, (list, tuple)):
+        return {column: json.dumps(value, default=str)}
+    return {}

@@ -1,0 +1,629 @@
+"""Hostile inputs, second round: files that are no regular files, links out of a report's
+folder, text that acts where it is written, stored numbers no run can have written, edited
+identity fields, signals that end a run, shell forms around the result key, list-valued
+parameters, records without input digests, mixed dense and sparse ARFF rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pmlbench.api import compose_config
+from pmlbench.core.regular_files import UnreadableFile, read_text
+from pmlbench.core.safe_text import csv_cell, from_csv_cell, visible
+from pmlbench.errors import PmlbenchError
+from pmlbench.report import ReportOptions, build_report
+from pmlbench.report.build import write_report
+from pmlbench.report.render import markdown_escape, markdown_unescape
+from pmlbench.runner.run import run_config
+from pmlbench.runner.store import ResultStore, iter_damaged, load_record
+
+HOSTILE = "\x1b]0;PWNED\x07\u202e\u2064\U000e0041"  # OSC title, BEL, RLO, invisible plus, tag
+RAW = ("\x1b", "\x07", "\u202e", "\u2064", "\U000e0041")
+
+# An external program that scores every label by its training frequency plus a little of
+# each test row's first feature; it reads no parameter, so any value may be given.
+PROGRAM = """
+import sys
+import numpy as np
+train, test, out = sys.argv[1:4]
+with np.load(train) as tr, np.load(test) as te:
+    Y, Xt = tr["Y"].astype(float), te["X"].astype(float)
+scores = Y.mean(axis=0)[None, :] + 1e-3 * Xt[:, :1]
+np.savez(out, scores=scores)
+"""
+
+
+def _run(overrides: list[str], out: Path, store: Path | None = None):
+    config = compose_config(overrides)
+    return run_config(config, out, quiet=True, store=None if store is None else ResultStore(store))
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> Path:
+    """Run directories of ML-kNN and ridge on genbase (two splits each), with their store."""
+    root = tmp_path_factory.mktemp("hostile_sweep")
+    for number, method in enumerate(("mlknn", "ridge")):
+        _run(
+            [f"method={method}", "dataset=genbase", "protocol.n_splits=2", "tune.grid=null"],
+            root / "sweep" / f"{number}_{method}_genbase",
+            root / "store",
+        )
+    return root
+
+
+def _copy(sweep: Path, target: Path) -> Path:
+    shutil.copytree(sweep, target, symlinks=True)
+    return target
+
+
+def _records(store: Path) -> list[Path]:
+    return sorted(p for p in store.glob("*.json") if p.name.count(".") == 1)
+
+
+def _report(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``pmlbench report`` in a process of its own, stopped after ``timeout`` seconds: a
+    hang is a failed test, not a stuck test run."""
+    return subprocess.run(
+        [sys.executable, "-m", "pmlbench", "report", *args, "--quiet", "--no-plots"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+# ------------------------------------------------------------ regular files, size limits
+
+
+def test_only_regular_files_within_the_limit_are_read(tmp_path):
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    sparse = tmp_path / "sparse.json"
+    with open(sparse, "wb") as handle:
+        handle.truncate(1 << 40)  # a terabyte that takes no disk space
+    with pytest.raises(UnreadableFile, match=r"not a regular file \(a FIFO\)"):
+        read_text(fifo, 1000)
+    with pytest.raises(UnreadableFile, match="character device"):
+        read_text(zero, 1000)
+    with pytest.raises(UnreadableFile, match="1.0 TiB, larger than"):
+        read_text(sparse, 64 << 20)
+    (tmp_path / "ok.json").write_text("{}")
+    assert read_text(tmp_path / "ok.json", 2) == "{}"
+    with pytest.raises(FileNotFoundError):
+        read_text(tmp_path / "absent.json", 2)
+
+
+def test_a_report_never_blocks_on_a_fifo_or_reads_a_device(sweep, tmp_path):
+    """The report warned about a FIFO named ``<key>.json``, then hung re-reading it for its
+    provenance; a link to /dev/zero filled the memory. FIFOs as results.csv, units.json and
+    the report's own manifest hung it too."""
+    root = _copy(sweep, tmp_path / "copy")
+    first, second = _records(root / "store")[:2]
+    first.unlink()
+    os.mkfifo(first)
+    second.unlink()
+    second.symlink_to("/dev/zero")
+    done = _report(str(root / "store"), "--out", str(tmp_path / "rep"))
+    assert done.returncode == 0, done.stderr
+    assert f"damaged store file {first}: not a regular file (a FIFO)" in done.stderr
+    assert "not a regular file (a character device)" in done.stderr
+    assert (tmp_path / "rep" / "report.html").is_file()
+
+    run = root / "sweep" / "0_mlknn_genbase"
+    (run / "units.json").unlink()
+    os.mkfifo(run / "units.json")
+    (tmp_path / "rep" / ".pmlbench_report.json").unlink()
+    os.mkfifo(tmp_path / "rep" / ".pmlbench_report.json")
+    done = _report(str(root / "sweep"), "--out", str(tmp_path / "rep"))
+    assert done.returncode == 0, done.stderr
+    assert not stat_is_fifo(tmp_path / "rep" / ".pmlbench_report.json")  # replaced
+
+    (run / "results.csv").unlink()
+    os.mkfifo(run / "results.csv")
+    done = _report(str(root / "sweep"), "--out", str(tmp_path / "rep2"))
+    assert done.returncode == 2
+    assert "results.csv: not a regular file (a FIFO)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def stat_is_fifo(path: Path) -> bool:
+    import stat
+
+    return stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def test_a_fifo_as_a_data_file_is_named_for_what_it_is(tmp_path):
+    os.mkfifo(tmp_path / "data.npz")
+    with pytest.raises(PmlbenchError, match=r"data.npz is not a regular file \(a FIFO\)"):
+        _run(["dataset=file", f"dataset.path={tmp_path / 'data.npz'}", "method=ridge"], tmp_path)
+
+
+# ------------------------------------------------------------------ writing inside --out
+
+
+def test_a_report_never_writes_through_a_linked_folder_or_file(sweep, tmp_path):
+    pytest.importorskip("matplotlib")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "cd_average_precision.png").write_text("precious")
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "plots").symlink_to(other)
+    report = build_report([sweep / "store"], ReportOptions(html=False))
+    with pytest.raises(PmlbenchError, match="is a symbolic link .* remove the link"):
+        write_report(report, out)
+    assert (other / "cd_average_precision.png").read_text() == "precious"
+    assert sorted(p.name for p in other.iterdir()) == ["cd_average_precision.png"]
+
+    # a figure whose name is a link is replaced, never written through
+    from matplotlib.figure import Figure
+
+    from pmlbench.report import plots
+
+    (out / "plots").unlink()
+    (out / "plots").mkdir()
+    (out / "plots" / "cd_average_precision.png").symlink_to(other / "cd_average_precision.png")
+    plots._save(Figure(), out / "plots", "cd_average_precision", ("png",))
+    assert (other / "cd_average_precision.png").read_text() == "precious"
+    assert not (out / "plots" / "cd_average_precision.png").is_symlink()
+    assert (out / "plots" / "cd_average_precision.png").read_bytes().startswith(b"\x89PNG")
+
+
+# ------------------------------------------------------------------------ one sanitiser
+
+
+@pytest.mark.parametrize("char", [*RAW, "\u200f", "\u2028", "\x9b", "\ufeff", "\u00ad"])
+def test_every_hidden_character_is_shown_as_an_escape(char):
+    shown = visible(f"a{char}b")
+    assert char not in shown and shown.startswith("a\\") and shown.endswith("b")
+    assert visible("tab\tand\nnewline", keep_newlines=True) == "tab\tand\nnewline"
+    assert visible("mlknn[k=5] é ✓ 中") == "mlknn[k=5] é ✓ 中"
+
+
+@pytest.mark.parametrize(
+    ("text", "cell"),
+    [
+        ('=HYPERLINK("http://127.0.0.1:9","x")', '\'=HYPERLINK("http://127.0.0.1:9","x")'),
+        ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("-x", "'-x"),
+        ("-1.5e3", "-1.5e3"),
+        ("'=x", "''=x"),
+        ("'plain", "'plain"),
+        ("genbase", "genbase"),
+    ],
+)
+def test_a_csv_cell_runs_no_formula_and_reads_back_as_given(text, cell):
+    assert csv_cell(text) == cell
+    assert from_csv_cell(cell) == text
+
+
+def test_markdown_text_makes_no_link_and_no_html():
+    text = "**b** [l](http://127.0.0.1:9/) <i>x</i> a|b"
+    escaped = markdown_escape(text)
+    assert "](" not in escaped and "<" not in escaped and "a\\|b" in escaped
+    assert markdown_unescape(escaped) == text
+    assert markdown_escape("mlknn[k=5]") == "mlknn[k=5]"
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory) -> Path:
+    """Two runs of the external program whose parameter carries escapes, a formula and
+    Markdown, beside ridge, into one store."""
+    root = tmp_path_factory.mktemp("hostile_text")
+    program = root / "prog.py"
+    program.write_text(PROGRAM)
+    tag = f'=HYPERLINK("http://127.0.0.1:9","x") **b** [l](http://127.0.0.1:9/) <i>x</i>{HOSTILE}'
+    base = ["dataset=genbase", "protocol.n_splits=2", "tune.grid=null"]
+    _run(
+        [
+            "method=external",
+            f"method.command='{{python}} {program} {{train}} {{test}} {{out}}'",
+            f"+method.params.tag='{tag}'",
+            *base,
+        ],
+        root / "sweep" / "0_external",
+        root / "store",
+    )
+    _run(["method=ridge", *base], root / "sweep" / "1_ridge", root / "store")
+    return root
+
+
+def test_the_run_s_results_csv_holds_no_raw_text(hostile_run):
+    path = hostile_run / "sweep" / "0_external" / "results.csv"
+    assert not any(c in path.read_text() for c in RAW)
+    tags = pd.read_csv(path, dtype=str)["param_params.tag"]
+    assert tags.str.startswith("'=HYPERLINK(").all()  # a spreadsheet shows it as text
+    ridge = hostile_run / "sweep" / "1_ridge" / "results.csv"
+    assert "'" not in ridge.read_text()  # plain text is written as it is
+
+
+@pytest.mark.parametrize("source", ["store", "sweep"])
+def test_report_files_hold_no_raw_text_no_formula_no_link(hostile_run, tmp_path, source):
+    report = build_report(
+        [hostile_run / source], ReportOptions(plots=False, reference="ridge", html=True)
+    )
+    out = tmp_path / "rep"
+    written = write_report(report, out)
+    tags = {str(v) for v in report.prepared.records.get("param_params.tag", []) if v == v}
+    assert tags and all(t.startswith('=HYPERLINK("http') for t in tags)  # read back as given
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        assert not any(c in text for c in RAW), path.name
+        if path.suffix == ".csv":
+            cells = [c for line in text.splitlines() for c in line.split(",")]
+            assert not any(c.startswith(("=", "@", "+")) for c in cells), path.name
+        if path.suffix == ".md":
+            assert "](http" not in text and "<i>" not in text, path.name
+
+
+# --------------------------------------------------------- stored numbers, edited fields
+
+
+def _edit_csv(run: Path, change) -> Path:
+    frame = pd.read_csv(run / "results.csv", dtype=str, keep_default_na=False)
+    change(frame)
+    frame.to_csv(run / "results.csv", index=False)
+    return run
+
+
+def _set(column: str, value: str, metric: str = "average_precision"):
+    def change(frame: pd.DataFrame) -> None:
+        frame.loc[frame["metric"] == metric, column] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (_set("value", "1e999"), "value of average_precision is inf, not a metric value"),
+        (_set("value", "9" * 401), "value of average_precision is inf"),
+        (_set("value", "7.0"), "outside the range [0, 1]"),
+        (_set("value", "-0.25"), "outside the range [0, 1]"),
+        (_set("n_test", "9" * 401), "n_test is a 401-digit number"),
+        (_set("fit_seconds", "1e999"), "fit_seconds is inf"),
+        (_set("dataset", "medical"), "dataset='medical', but the run.json beside it has"),
+        (_set("noise_rate", "2.0"), "noise_rate=2.0, but the run.json beside it has"),
+        (_set("method", "ridge"), "method='ridge', but the run.json beside it has"),
+        (_set("seed", "7"), "seed=7"),
+        (_set("split", "5"), "split 5 is none of those the run.json beside it lists"),
+    ],
+)
+def test_an_edited_results_csv_is_left_out_with_one_line(sweep, tmp_path, change, problem):
+    root = _copy(sweep, tmp_path / "copy")
+    edited = _edit_csv(root / "sweep" / "0_mlknn_genbase", change) / "results.csv"
+    loaded = build_report([root / "sweep"], ReportOptions(plots=False, html=False))
+    assert set(loaded.prepared.records["method"]) == {"ridge"}  # the edited file left out
+    damaged = loaded.loaded.failures[loaded.loaded.failures["status"] == "damaged"]
+    assert list(damaged["path"]) == [str(edited)]
+    assert problem in damaged["error"].iloc[0] and "\n" not in damaged["error"].iloc[0]
+
+
+def _edit_records(store: Path, change) -> list[Path]:
+    paths = _records(store)
+    for path in paths:
+        record = json.loads(path.read_text())
+        if record["unit"]["method"]["name"] == "mlknn":
+            change(record)
+            path.write_text(json.dumps(record))
+    return paths
+
+
+def _rows(column, value, metric="average_precision"):
+    def change(record):
+        for row in record["records"]:
+            if row["metric"] == metric:
+                row[column] = value
+
+    return change
+
+
+def _run_field(column, value):
+    def change(record):
+        record["run"][column] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (_run_field("cpu_seconds", 10**400), "run.cpu_seconds is an integer beyond the range"),
+        (_rows("n_test", 10**400), "n_test is a 401-digit number"),
+        (_rows("fit_seconds", -1.0), "fit_seconds is -1.0"),
+        (_rows("value", 7.0), "outside the range [0, 1]"),
+        (_rows("convention", "sklearn"), "convention='sklearn', but its unit has"),
+        (_rows("higher_is_better", False), "higher_is_better=False, but its unit has"),
+        (_rows("bipartition", "top_k"), "bipartition='top_k'"),
+        (_rows("oracle", True), "oracle=True"),
+        (_rows("tuned", "k=3"), "tuned='k=3'"),
+    ],
+)
+def test_an_edited_store_record_is_damaged_for_report_and_run(sweep, tmp_path, change, problem):
+    root = _copy(sweep, tmp_path / "copy")
+    edited = _edit_records(root / "store", change)
+    problems = {d.path: d.problem for d in iter_damaged(root / "store")}
+    mlknn = [p for p in edited if p in problems]
+    assert len(mlknn) == 2 and all(problem in problems[p] for p in mlknn), problems
+    store = ResultStore(root / "store")
+    assert store.load(mlknn[0].stem) is None  # a run recomputes it
+
+
+def test_a_file_dataset_s_renamed_record_is_damaged(tmp_path):
+    from pmlbench.datasets.bundled import DATA_DIR
+
+    shutil.copy(DATA_DIR / "genbase.npz", tmp_path / "canon.npz")
+    _run(
+        ["dataset=file", f"dataset.path={tmp_path / 'canon.npz'}", "method=ridge"],
+        tmp_path / "run",
+        tmp_path / "store",
+    )
+    path = _records(tmp_path / "store")[0]
+    record = json.loads(path.read_text())
+    record["dataset"]["name"] = "genbase"
+    for row in record["records"]:
+        row["dataset"] = "genbase"
+    path.write_text(json.dumps(record))
+    assert load_record(path, path.stem, strict=True)[1] == (
+        "its dataset summary names 'genbase', not 'canon'"
+    )
+
+
+def test_values_whose_mean_overflows_are_refused():
+    from pmlbench.report.prepare import prepare
+
+    rows = [
+        {"dataset": "d", "noise": "uniform", "noise_rate": 1.0, "method": m, "seed": 0}
+        | {"split": s, "metric": "my_score", "value": v, "higher_is_better": True}
+        for m, v in (("a", 1.7e308), ("b", 0.5))
+        for s in (0, 1)
+    ]
+    with pytest.raises(PmlbenchError, match="my_score of a on d .* no finite number"):
+        prepare(pd.DataFrame(rows))
+
+
+def test_a_record_without_input_digests_is_recomputed(sweep, tmp_path, capsys):
+    root = _copy(sweep, tmp_path / "copy")
+    for path in _records(root / "store"):
+        record = json.loads(path.read_text())
+        record.pop("inputs")
+        path.write_text(json.dumps(record))
+    _run(
+        ["method=mlknn", "dataset=genbase", "protocol.n_splits=2", "tune.grid=null"],
+        tmp_path / "again",
+        root / "store",
+    )
+    units = json.loads((tmp_path / "again" / "units.json").read_text())["units"]
+    assert [u["status"] for u in units] == ["computed", "computed"]
+    assert "hold no digests of their data" in capsys.readouterr().err
+
+
+def test_a_misspelt_where_value_is_named(sweep):
+    with pytest.raises(PmlbenchError, match="--where method=mlnkn matches no result; method"):
+        build_report(
+            [sweep / "store"],
+            ReportOptions(plots=False, html=False, where={"method": ["mlknn", "mlnkn"]}),
+        )
+
+
+# ------------------------------------------------------------------------ list parameters
+
+
+def test_list_valued_parameters_give_each_configuration_its_own_label(hostile_run, tmp_path):
+    program = hostile_run / "prog.py"
+    for ks in ("[1,20]", "[20,1]"):
+        _run(
+            [
+                "method=external",
+                f"method.command='{{python}} {program} {{train}} {{test}} {{out}}'",
+                f"+method.params.ks={ks}",
+                "dataset=genbase",
+                "protocol.n_splits=2",
+                "tune.grid=null",
+            ],
+            tmp_path / "sweep" / ks,
+            tmp_path / "store",
+        )
+    for source in ("sweep", "store"):
+        report = build_report([tmp_path / source], ReportOptions(plots=False, html=False))
+        assert sorted(report.prepared.methods) == [
+            "external[params.ks=[1, 20]]",
+            "external[params.ks=[20, 1]]",
+        ]
+
+
+# --------------------------------------------------------------------- the result store
+
+
+def test_a_store_path_that_cannot_be_a_folder_is_refused_before_any_work(tmp_path):
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(PmlbenchError, match="symbolic link to .*nowhere, which does not exist"):
+        ResultStore(tmp_path / "dangling")
+    with pytest.raises(PmlbenchError, match="lies under .*afile', a file"):
+        ResultStore(tmp_path / "afile" / "sub")
+    with pytest.raises(PmlbenchError, match="is a file, not a directory"):
+        ResultStore(tmp_path / "afile")
+    ResultStore(tmp_path / "new" / "store")  # created when first written
+
+
+# --------------------------------------------------------------------- shell forms, ARFF
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ('bash -O extglob -c "cd sub && python3 prog.py {train}"', "changes directory"),
+        ('bash --rcfile /dev/null -c "python3 prog.py"', "'--rcfile'"),
+        ('bash --init-file x -c "python3 prog.py"', "'--init-file'"),
+        ('env BASH_ENV=x bash -c "python3 prog.py"', "sets BASH_ENV"),
+        ('taskset -c 0 sh -c "python3 prog.py {train}"', "a shell (sh) behind 'taskset'"),
+        ('chrt -o 0 sh -c "python3 prog.py"', "behind 'chrt'"),
+        ('flock lock sh -c "python3 prog.py"', "behind 'flock'"),
+        ('strace -f -o /dev/null sh -c "python3 prog.py"', "behind 'strace'"),
+        ('runuser -u root -- sh -c "python3 prog.py"', "behind 'runuser'"),
+        ('unshare -- sh -c "python3 prog.py"', "behind 'unshare'"),
+        ('script -qec "cd sub && python3 prog.py {train}" /dev/null', "changes directory"),
+        ("sh -c 'eval \"cd sub\"; python3 prog.py'", "runs text as commands (eval)"),
+        ('sh -c ". ./cdsub.sh && python3 prog.py"', "runs text as commands (.)"),
+        ('sh -c "alias go=cd\ngo sub && python3 prog.py"', "runs text as commands (alias)"),
+        ('sh -c "python3 prog.py\neval x"', "runs text as commands (eval)"),
+        ('sh -c "python3 su*/prog.py {train}"', "matches file names at run time"),
+        ("env -iC sub python3 prog.py {train}", "through 'env -iC'"),
+    ],
+)
+def test_shell_forms_hiding_files_from_the_key_are_refused(command, problem):
+    from pmlbench.methods import external
+
+    with pytest.raises(PmlbenchError) as error:
+        external.check_shell_script(command)
+    assert problem in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "octave-cli --eval \"addpath('lib'); my_method('{train}', '{test}', '{out}')\"",
+        'sh -c "if [ -f x ]; then python3 prog.py {train}; fi"',
+        "sh run.sh {train} {test} {out}",
+        "{python} prog.py {out} '$HOME' '*' ';'",
+    ],
+)
+def test_commands_the_key_follows_are_still_accepted(command):
+    from pmlbench.methods import external
+
+    external.check_shell_script(command)
+
+
+ARFF_HEAD = """@relation r
+@attribute f1 numeric
+@attribute f2 numeric
+@attribute l1 {L}
+@attribute l2 {L}
+@data
+0.5,0.1,0,1
+"""
+
+
+@pytest.mark.parametrize(
+    ("labels", "row", "problem"),
+    [
+        ("{1,0}", "{0 0.2}", "every omitted label would count as relevant"),
+        ("{0,1}", "{0 0.5, 0 0.7}", "gives attribute 0 more than once"),
+    ],
+)
+def test_sparse_rows_after_a_dense_one_are_checked_as_a_sparse_file(tmp_path, labels, row, problem):
+    from pmlbench.datasets.arff import load_arff
+
+    path = tmp_path / "mixed.arff"
+    path.write_text(ARFF_HEAD.replace("{L}", labels) + "{1 0.3, 2 1}\n" + row + "\n")
+    with pytest.raises(PmlbenchError, match=problem):
+        load_arff(path, label_count=2)
+
+
+def test_an_invisible_display_name_is_refused(tmp_path):
+    from pmlbench.datasets.files import load_file
+
+    with pytest.raises(PmlbenchError, match=r"display_name='gen\\\\u2064base' is empty or holds"):
+        load_file(str(tmp_path / "x.npz"), display_name="gen\u2064base")
+
+
+# ------------------------------------------------------------------ a malformed method
+
+
+def test_a_method_with_malformed_constraints_is_named_not_a_traceback(monkeypatch):
+    from types import SimpleNamespace
+
+    from pmlbench.methods.ridge import Ridge
+    from pmlbench.plugins import registry
+    from pmlbench.runner import run as run_module
+
+    class BadConstraints(Ridge):
+        parameter_constraints = {"tag": [str]}
+
+    info = SimpleNamespace(
+        label="method plugin 'bad' (distribution 'x')", load=lambda: BadConstraints
+    )
+    monkeypatch.setattr(registry, "get", lambda kind, name: info)
+    with pytest.raises(PmlbenchError, match="'bad' .* declares parameter_constraints that are"):
+        run_module._check_method_constraints(SimpleNamespace(method={"name": "bad"}))
+
+
+# ------------------------------------------------------------------ SIGTERM and SIGHUP
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("signum", "to_group", "extra"),
+    [
+        (signal.SIGTERM, False, []),
+        (signal.SIGHUP, True, []),
+        (signal.SIGTERM, False, ["unit_timeout=500"]),
+    ],
+    ids=["sigterm", "sighup-group", "sigterm-unit-timeout"],
+)
+def test_termination_stops_the_external_program_too(tmp_path, signum, to_group, extra):
+    """SIGTERM or SIGHUP ended pmlbench at once, leaving the program (in a session of its
+    own) running; now it is stopped first, and pmlbench ends as killed by the signal."""
+    pidfile = tmp_path / "program.pid"
+    script = tmp_path / "slow.py"
+    script.write_text(
+        f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pmlbench",
+            "method=external",
+            f"method.command='{{python}} {script} {{train}} {{test}} {{out}}'",
+            "dataset=genbase",
+            "protocol.n_splits=1",
+            "results_store=null",
+            "tune.grid=null",
+            "quiet=true",
+            f"hydra.run.dir={tmp_path / 'run'}",
+            *extra,
+        ],
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: [
+            signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGHUP)
+        ],
+    )
+    deadline = time.monotonic() + 180
+    while not pidfile.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert pidfile.exists(), proc.communicate()[0]
+    time.sleep(0.5)
+    program = int(pidfile.read_text())
+    if to_group:
+        os.killpg(proc.pid, signum)
+    else:
+        os.kill(proc.pid, signum)
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == -signum, output
+    for _ in range(100):
+        try:
+            os.kill(program, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(program, signal.SIGKILL)
+        raise AssertionError("the external program outlived the terminated run")
