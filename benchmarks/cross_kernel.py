@@ -47,6 +47,7 @@ BUILT_IN = (
     "pml_lenfn",
     "schirn",
     "pml_plr",
+    "plain",
 )
 HEAVY = ("pml3er", "particle_map", "particle_vls")
 VARIANTS = {

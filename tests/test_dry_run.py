@@ -5,23 +5,30 @@ the cache."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
+from dataclasses import asdict
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 
+from pmlbench.runner.costmodel import CostModel, Work
 from pmlbench.runner.dryrun import (
+    Estimator,
     JobPlan,
     PlannedUnit,
     TimingIndex,
+    UnitEstimate,
     duration,
     read_job_plans,
     summary_line,
 )
 from pmlbench.runner.format import read_units, store_record_path
 from pmlbench.runner.store import ResultStore, iter_records
-from tests.helpers import plugin_env
+from pmlbench.runner.units import canonical_json
+from tests.helpers import NOT_YET_RECORDED, plugin_env
 
 SWEEP = [
     "-m",
@@ -151,48 +158,131 @@ def test_dry_run_of_a_half_finished_sweep_counts_exactly_and_computes_nothing(tm
 
 
 def unit(key: str, method: str, dataset: str, state: str = "missing", **extra) -> PlannedUnit:
+    name = json.loads(dataset)["name"]
     return PlannedUnit(
-        key, 0, state, state in ("missing", "failed"), method, dataset, dataset, **extra
+        key, 0, state, state in ("missing", "failed"), method, dataset, name, **extra
     )
 
 
-def record(method: str, dataset: str, cpu: float, n: int, d: int, labels: int) -> dict:
+def record(method: str, dataset: str, cpu: float, n: int, d: int, labels: int, **tuned) -> dict:
     return {
-        "unit": {"method": {"name": method}, "dataset": {"name": dataset}},
+        "unit": {"method": {"name": method}, "dataset": {"name": dataset}, "tune": tuned},
         "dataset": {"name": dataset, "n": n, "d": d, "l": labels},
+        "split": {"n_train": n // 2},
         "run": {"cpu_seconds": cpu},
     }
 
 
-def test_estimates_come_from_the_same_pair_else_the_method_scaled_by_size():
-    from pmlbench.runner.units import canonical_json
+HOLDOUT = {"cv": 5, "procedure": "holdout", "grid": {"k": [1, 2, 3, 4]}}
+MODEL = {  # m: 1e-3 s per training instance per fit, kappa 0.5; bundled dataset a
+    "sources": [{"name": "old.tar.xz", "sha256": "ab" * 32}],
+    "methods": {"m": {"source": "old.tar.xz", "coefficients": [math.log(1e-3), 1, 0, 0],
+                      "kappa": 0.5, "dataset_factors": {"a": math.log(2)}}},
+    "datasets": {"a": {"n": 100, "d": 10, "q": 5}},
+}  # fmt: skip
 
+
+def test_estimates_come_from_the_same_pair_scaled_by_fits_else_from_the_cost_model():
     a, b, c = (canonical_json({"name": x}) for x in ("a", "b", "c"))
     timings = TimingIndex.from_records(
         [
-            record("m", "a", 10.0, 100, 10, 0),  # 1,000 entries
-            record("m", "a", 20.0, 100, 10, 0),
-            record("other", "b", 1.0, 200, 10, 10),  # b has 4,000 entries
+            record("m", "a", 10.0, 100, 10, 5),  # untuned
+            record("m", "a", 20.0, 100, 10, 5, **HOLDOUT),  # tuned: 1 + 0.5 x 4 x 0.8 fits
+            record("other", "b", 1.0, 1000, 10, 10),
         ]
     )
-    assert timings.n_timings == 3
-    assert timings.estimate("m", a) == pytest.approx(15.0)
-    assert timings.estimate("m", b) == pytest.approx(15.0 / 1000 * 4000)
-    assert timings.estimate("m", c) is None  # size of c unknown
-    assert timings.estimate("new", a) is None
+    assert timings.n_timings == 3 and timings.dims[b] == (1000, 10, 10)
+    assert timings.estimate("m", a) == pytest.approx(15.0)  # as recorded
+    tuned = Work.of(HOLDOUT)
+    assert timings.estimate("m", a, Work(), 0.5) == pytest.approx((10 + 20 / 2.6) / 2)
+    assert timings.estimate("m", a, tuned, 0.5) == pytest.approx((10 * 2.6 + 20) / 2)
+    assert timings.estimate("m", b) is None and timings.estimate("new", a) is None
 
-    units = [unit("1", "m", a), unit("2", "m", b), unit("3", "new", a), unit("4", "m", a, "done")]
-    assert summary_line(units, timings) == (
-        "dry run: 4 units: 1 done, 0 failed, 0 n/a, 0 timed out, 3 missing; "
-        "estimated 75 s CPU for 2 of the 3 to compute, 1 unknown (from 3 stored timings)"
+    model = CostModel(MODEL)
+    work = {"work": asdict(tuned), "test_size": 0.5}
+    units = [
+        unit("1", "m", a, **work),  # stored pair: 23 s
+        unit("2", "m", b, **work),  # the model, b's size from the store: 500 rows x 2.6 fits
+        unit("3", "m", c, **work),  # c's size: nobody knows
+        unit("4", "new", b, **work),  # no model of new: the median known method, kappa 1
+        unit("5", "m", a, "done"),
+    ]
+    line = summary_line(units, timings, model)
+    assert line == (
+        "dry run: 5 units: 1 done, 0 failed, 0 n/a, 0 timed out, 4 missing; "
+        "estimated 26 s CPU for 3 of the 4 to compute, 1 unknown "
+        "(23 s for 1 from 3 stored timings; 1.3 s for 1 from the cost model fitted to "
+        "old.tar.xz sha256 abababab; 2.1 s for 1 of method new, which the cost model does "
+        "not know, as the median known method; no recorded size of dataset c)"
     )
-    assert summary_line([unit("3", "new", a)], timings).endswith(
-        "CPU time for the 1 to compute unknown (no stored timing of the same method)"
+    # a dataset of the model's own: its factor; a timed-out unit counts what it ran
+    estimator = Estimator(TimingIndex(), model)
+    known = unit("6", "m", a, **work)
+    assert estimator(known) == UnitEstimate(pytest.approx(2 * 50 * 2.6e-3), "model")
+    assert estimator(unit("7", "m", a, elapsed_seconds=9.0, **work)).seconds == 9.0
+    # the fallback rule scaled to the method's own stored timings on other datasets
+    own = TimingIndex.from_records([record("new", "b", 5.0, 1000, 10, 10)])  # 10x the rule
+    assert Estimator(own, model)(unit("8", "new", a, **work)).seconds == pytest.approx(
+        10 * 50 * 1e-3 * 4.2
     )
-    assert summary_line([unit("4", "m", a, "done")] * 2, timings) == (
+    assert "scaled to the stored timings of new" in summary_line(
+        [unit("8", "new", a, **work)], own, model
+    )
+    assert summary_line([unit("4", "new", b, **work)], timings, None).endswith(
+        "CPU time for the 1 to compute unknown (no stored timing or cost model of method new)"
+    )
+    assert summary_line([unit("5", "m", a, "done")] * 2, timings) == (
         "dry run: 1 unit: 1 done, 0 failed, 0 n/a, 0 timed out, 0 missing; nothing to compute"
     )
-    plan = JobPlan("m on a", None, [unit("1", "m", a), unit("4", "m", a, "done")])
+    plan = JobPlan("m on a", None, [unit("1", "m", a), unit("5", "m", a, "done")])
     plan.units[1].split = 1
     assert plan.line() == "dry run: m on a: 2 units: 1 done, 1 missing (split 0)"
     assert json.loads(json.dumps(plan.units[0].__dict__))["state"] == "missing"
+
+
+def test_an_empty_store_dry_run_estimates_every_method_builtin_or_not(tmp_path):
+    """From an empty store every unit gets a number: the built-in methods from their cost
+    models, a plugin's (picky) by the fallback rule; and the tuning counts as the protocol
+    runs it (holdout: one fold of the grid)."""
+    builtin = sorted(
+        ep.name
+        for ep in entry_points(group="pmlbench.methods")
+        if ep.value.startswith("pmlbench.methods.") and ep.name != "external"
+    )
+    sweep = tmp_path / "sweep"
+    result = subprocess.run(
+        [sys.executable, "-m", "pmlbench", "-m", f"method={','.join([*builtin, 'picky'])}",
+         "dataset=emotions", "protocol.n_splits=1", "dry_run=true", "quiet=true",
+         f"results_store={tmp_path / 'store'}", f"cache_dir={tmp_path / 'cache'}",
+         f"hydra.sweep.dir={sweep}"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        env=plugin_env(tmp_path / "plugins"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = result.stdout.splitlines()[-1]
+    n = len(builtin) + 1
+    assert summary.startswith(f"dry run: {n} units: 0 done") and "unknown" not in summary
+    modelled = [m for m in builtin if m not in NOT_YET_RECORDED]
+    assert f"for {len(modelled)} from the cost model fitted to " in summary
+    unknown = sorted(["picky", *NOT_YET_RECORDED])
+    label = "method" if len(unknown) == 1 else "methods"
+    assert (
+        f"for {len(unknown)} of {label} {', '.join(unknown)}, which the cost model does not know"
+        in summary
+    )
+    units = {u.method: u for plan in read_job_plans(sweep) for u in plan.units}
+    assert sorted(units) == sorted([*builtin, "picky"])
+    model = CostModel.load()
+    estimator = Estimator(TimingIndex(), model)
+    for method, u in units.items():
+        work = Work(**u.work)
+        if method != "picky":  # the built-in methods tune their default grids
+            assert work.tuned and work.scored_folds == 1 and work.fold_share == 0.8, method
+        found = estimator(u)
+        assert found.seconds is not None and math.isfinite(found.seconds), method
+        fallback = method == "picky" or method in NOT_YET_RECORDED
+        assert found.source == ("fallback" if fallback else "model"), method
+        # emotions: 593 instances, ceil(593 / 2) = 297 of them the test part of a split
+        assert found.seconds == pytest.approx(
+            model.estimate(method, 593 - 297, 72, 6, work, "emotions").seconds
+        )

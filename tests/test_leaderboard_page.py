@@ -110,9 +110,33 @@ def _case_of(unit: dict) -> str:
     return natural[0] if natural else f"{dataset}_rate{float(unit['noise']['rate'])}"
 
 
+NOT_YET_COMPUTED = re.compile(r"^\*\*Not yet computed:\*\*(.*?)(?:\n\n|\Z)", re.M | re.S)
+
+
+def not_yet_computed() -> set[str]:
+    """Suite methods added after the archive's run, which docs/leaderboard-pending.md names
+    in its "**Not yet computed:**" paragraph (as `name`): the page says they are missing
+    until their units are computed alone and added to the archive."""
+    if not PENDING.is_file():
+        return set()
+    found = NOT_YET_COMPUTED.search(PENDING.read_text(encoding="utf-8"))
+    return set(re.findall(r"`([a-z0-9_]+)`", found.group(1))) if found else set()
+
+
 def archived_suite_methods() -> list[str]:
-    """The methods of +experiment=suite, all of which the archive covers."""
-    return [m.strip() for m in suite_params()["method"].split(",")]
+    """The methods of +experiment=suite that the archive covers: all but those the pending
+    note names as not yet computed."""
+    methods = [m.strip() for m in suite_params()["method"].split(",")]
+    missing = not_yet_computed()
+    assert missing <= set(methods), f"not yet computed but not in the suite: {missing}"
+    return [m for m in methods if m not in missing]
+
+
+def test_a_method_named_not_yet_computed_has_no_unit_in_the_archive():
+    """The note is only for methods the archive lacks entirely: a method with some units
+    archived must have all of them (test below)."""
+    archived = {c["unit"]["method"]["name"] for _, c in archived_units()}
+    assert not (not_yet_computed() & archived)
 
 
 def test_the_archive_holds_every_unit_of_the_suite_once_finished_or_declined():

@@ -269,7 +269,8 @@ def test_keys_cost_milliseconds_per_job():
     unit_keys(spec)
     runs = []
     for _ in range(20):
-        start = time.perf_counter()
+        start = time.process_time()
         unit_keys(spec)
-        runs.append(time.perf_counter() - start)
+        runs.append(time.process_time() - start)
+    # CPU time, not wall time: a busy machine delays the process without making keying dearer
     assert statistics.median(runs) < 0.05

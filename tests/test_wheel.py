@@ -25,6 +25,9 @@ def test_wheel_contains_config_and_data(installed_wheel):  # noqa: F811 - the im
         assert f"pmlbench/datasets/data/{path.name}" in names
     for name in ("delicious", "corel16k001", "mirflickr5k"):
         assert f"pmlbench/datasets/data/{name}.npz" in names
+    # the dry run's cost model and its sweeper
+    assert "pmlbench/runner/costmodel/cost_model.json" in names
+    assert "hydra_plugins/pmlbench_dry_run/pmlbench_dry_run.py" in names
 
 
 def test_installed_wheel_runs_outside_the_checkout(installed_wheel, tmp_path):  # noqa: F811
@@ -63,3 +66,16 @@ def test_installed_wheel_runs_outside_the_checkout(installed_wheel, tmp_path):  
     )
     assert run.returncode == 0, run.stderr
     assert len(pd.read_csv(tmp_path / "run" / "results.csv")) == 2 * 7
+    dry = subprocess.run(
+        [sys.executable, "-m", "pmlbench", "-m", "method=mlknn,lift", "dataset=genbase",
+         "dry_run=true", "results_store=null", f"hydra.sweep.dir={tmp_path / 'dry'}"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600,
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    summary = dry.stdout.splitlines()[-1]
+    assert summary.startswith("dry run: 10 units: ") and "from the cost model fitted to" in summary
+    assert summary.endswith("; 2 jobs") and "unknown" not in summary
+    # planned by the wheel's dry-run sweeper, which launches no job (no .hydra/ record)
+    jobs = [p for p in (tmp_path / "dry").iterdir() if p.is_dir()]
+    assert len(jobs) == 2 and all((p / "dry_run.json").is_file() for p in jobs)
+    assert not any((p / ".hydra").exists() for p in jobs)

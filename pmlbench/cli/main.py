@@ -98,14 +98,30 @@ INTERRUPTED = 130
 
 
 def version_line() -> str:
-    """``pmlbench <version>``, with the Hydra and Python versions it runs on."""
+    """``pmlbench <version>``, with the Hydra and Python versions it runs on.
+
+    The version is the package's (``pmlbench.__version__``, which the documentation site
+    shows and CITATION.cff cites); run records name the installed distribution's
+    (``versions.pmlbench`` in run.json, from its metadata). An install older than the code
+    it runs gives another number there, so the line says so instead of disagreeing silently.
+    """
     import platform
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
     from pmlbench import __version__
 
     python = platform.python_version()
-    return f"pmlbench {__version__} (Hydra {version('hydra-core')}, Python {python})"
+    line = f"pmlbench {__version__} (Hydra {version('hydra-core')}, Python {python})"
+    try:
+        installed = version("pmlbench")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return line
+    if installed != __version__:
+        line += (
+            f"; the installed distribution is {installed}, which run records name: "
+            "reinstall it (pip install -e .)"
+        )
+    return line
 
 
 def check_command(argv: list[str]) -> None:

@@ -2,74 +2,191 @@
 
 Jobs may run in this process (basic launcher), in worker processes (joblib) or on other
 machines (submitit), so the progress lives in the sweep directory: the Hydra callback
-:class:`SweepProgress` writes the number of jobs and the start time there when the sweep
-starts, and each job, when it ends, counts the jobs that have written their units.json and
-prints one line: a bar, done / total, elapsed time, ETA and what the job did. Once every job
-has ended the callback prints the sweep's summary (:func:`sweep_summary`: units computed,
-reused, declined and failed, where the results are, the report command to run next). In a
-dry run (``dry_run=true``) the jobs write their plans instead, and the summary is the dry
-run's (pmlbench.runner.dryrun).
+:class:`SweepProgress` writes the number of jobs, the start time and each job's estimated
+CPU seconds there when the sweep starts, and each job, when it ends, counts the jobs that
+have written their units.json and prints one line: a bar, done / total, elapsed time, ETA
+and what the job did. Once every job has ended the callback prints the sweep's summary
+(:func:`sweep_summary`: units computed, reused, declined and failed, where the results are,
+the report command to run next).
+
+The ETA (:func:`sweep_status`) comes from the dry run's estimates (pmlbench.runner.dryrun:
+stored timings, else the cost model) of the units each job would compute, worked out before
+the first job starts (pmlbench.hydra_app.sweep_plan; skipped with ``quiet=true``, which
+prints no progress). Until a job has finished it assumes the estimates hold, with as many
+jobs at a time as the launcher runs; then it scales the estimated CPU seconds still to come
+by the wall time the sweep has taken per estimated CPU second so far (finished jobs, and
+running jobs for the time they have run, up to their estimate). Without estimates it falls
+back to the time per finished job.
+
+In a dry run (``dry_run=true``) the callback puts pmlbench's dry-run sweeper in place of
+Hydra's basic one (hydra_plugins/pmlbench_dry_run): every job is planned in this process,
+its plan written into its directory, and the summary is the dry run's
+(pmlbench.runner.dryrun).
 """
 
 from __future__ import annotations
 
 import json
-import math
+import os
 import time
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from rich.text import Text
 
 from pmlbench.core.atomic import atomic_write_text
-from pmlbench.hydra_app.launchers import is_subclass, registered_target, target_class
+from pmlbench.hydra_app.launchers import (
+    JOBLIB_LAUNCHER,
+    SUBMITIT_LAUNCHER,
+    is_subclass,
+    target_class,
+)
+from pmlbench.runner.costmodel import shipped_model
 from pmlbench.runner.format import SWEEP_PROGRESS_FILE as SWEEP_FILE
 from pmlbench.runner.format import UNITS_FILE as JOB_MARKER
 from pmlbench.runner.status import UNFINISHED, Status
 
 
 def count_jobs(config: DictConfig) -> int | None:
-    """The number of jobs Hydra's basic sweeper makes of the sweep params and overrides.
+    """The number of jobs Hydra's basic sweeper makes of the sweep params and overrides
+    (pmlbench.hydra_app.sweep_plan.sweep_jobs); None for another sweeper, whose jobs are
+    unknown, or an interval sweep, which the basic sweeper refuses."""
+    from pmlbench.hydra_app.sweep_plan import sweep_jobs, uses_basic_sweeper
 
-    The basic sweeper runs the cartesian product of the values of each key (the last
-    override of a key wins, ``hydra.sweeper.params`` come first); this counts that product
-    with Hydra's public override parser. None for another sweeper, whose jobs are unknown.
-    """
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    hydra_cfg = config.hydra
-    sweeper = target_class(hydra_cfg.sweeper)
-    if not is_subclass(sweeper, registered_target("hydra/sweeper", "basic")):
+    if not uses_basic_sweeper(config):
         return None
-    params = hydra_cfg.sweeper.get("params") or {}
-    arguments = [f"{key}={value}" for key, value in params.items()]
-    arguments += list(hydra_cfg.overrides.task)
-    values: dict[str, int] = {}
-    for override in OverridesParser.create().parse_overrides(arguments):
-        count = 1
-        if override.is_sweep_override():
-            if not override.is_discrete_sweep():
-                return None  # an interval sweep: the basic sweeper refuses it
-            count = sum(1 for _ in override.sweep_string_iterator())
-        values[override.get_key_element()] = count
-    return math.prod(values.values())
+    jobs = sweep_jobs(config)
+    return None if jobs is None else len(jobs)
+
+
+def parallel_jobs_of(launcher: Mapping[str, Any] | None) -> int:
+    """How many jobs the launcher runs at a time: joblib's ``n_jobs`` on this machine's cores,
+    submitit's ``array_parallelism``, 1 for the basic launcher and any other."""
+    from pmlbench.core.parallel import available_cores, parallel_jobs
+
+    launcher = launcher or {}
+    cls = target_class(launcher)
+    if is_subclass(cls, JOBLIB_LAUNCHER):
+        return parallel_jobs(launcher.get("n_jobs", -1), available_cores())
+    if is_subclass(cls, SUBMITIT_LAUNCHER):
+        try:
+            return max(int(launcher.get("array_parallelism") or 1), 1)
+        except (TypeError, ValueError):
+            return 1
+    return 1
+
+
+def job_estimates(config: DictConfig) -> dict[str, float | None] | None:
+    """Estimated CPU seconds of the units each job of the sweep would compute (None for a job
+    whose estimate is unknown), by the job's directory relative to the sweep directory;
+    None when the sweeper's jobs are unknown. Nothing runs and nothing is written: each job
+    is planned as a dry run plans it (pmlbench.runner.dryrun)."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+
+    from pmlbench.errors import PmlbenchError
+    from pmlbench.hydra_app.config_tree import config_to_dict
+    from pmlbench.hydra_app.sweep_plan import (
+        sweep_configs,
+        sweep_jobs,
+        task_config,
+        uses_basic_sweeper,
+    )
+    from pmlbench.runner import settings
+    from pmlbench.runner.dryrun import Estimator, TimingIndex, job_estimate, plan_job
+    from pmlbench.runner.store import ResultStore
+
+    jobs = sweep_jobs(config) if uses_basic_sweeper(config) else None
+    if jobs is None:
+        return None
+    sweep_dir = Path(str(config.hydra.sweep.dir))
+    estimators: dict[Path | None, Estimator] = {}
+    estimates: dict[str, float | None] = {}
+    saved = HydraConfig.instance().cfg
+    try:
+        loader = GlobalHydra.instance().config_loader()
+        for _, _, cfg, directory in sweep_configs(loader, config, jobs):
+            name = os.path.relpath(directory, sweep_dir)
+            job = config_to_dict(task_config(cfg))
+            store_dir = settings.value(job, "results_store")
+            root = (
+                None
+                if store_dir in (None, "")
+                else Path(str(cfg.hydra.runtime.cwd)) / str(store_dir)
+            )
+            if root not in estimators:
+                timings = TimingIndex.from_stores([root] if root is not None else [])
+                estimators[root] = Estimator(timings, shipped_model())
+            try:
+                plan = plan_job(
+                    job,
+                    directory,
+                    store=None if root is None else ResultStore(root),
+                    recompute=bool(settings.value(job, "recompute")),
+                    unit_timeout=settings.value(job, "unit_timeout"),
+                )
+            except PmlbenchError:  # the job reports it when it runs
+                estimates[name] = None
+                continue
+            estimates[name] = job_estimate(plan.units, estimators[root])
+    finally:
+        HydraConfig.instance().cfg = saved
+    return estimates
+
+
+DRY_RUN_SWEEPER = "hydra_plugins.pmlbench_dry_run.pmlbench_dry_run.DryRunSweeper"
+NOTICE_JOBS = 100  # a sweep of more jobs says that it is estimating them (a few seconds)
+
+
+def use_dry_run_sweeper(config: DictConfig) -> None:
+    """Put pmlbench's dry-run sweeper (:data:`DRY_RUN_SWEEPER`) in place of Hydra's basic one,
+    its ``params`` and ``max_batch_size`` kept. Hydra's multirun builds the sweeper from this
+    very config after the callbacks' ``on_multirun_start``."""
+    from omegaconf import open_dict, read_write
+
+    with read_write(config.hydra.sweeper), open_dict(config.hydra.sweeper):
+        config.hydra.sweeper._target_ = DRY_RUN_SWEEPER
 
 
 class SweepProgress(Callback):
     """Hydra callback: record the sweep's size and start time in its directory."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Record the sweep's size, its jobs' estimates and its start; in a dry run, put the
+        dry-run sweeper in place of the basic one."""
+        dry_run = bool(OmegaConf.select(config, "dry_run", default=False))
         try:
             total = count_jobs(config)
         except Exception:  # progress is a convenience: an unexpected sweeper only loses the ETA
             total = None
+        if dry_run and total is not None:
+            use_dry_run_sweeper(config)
+        estimates = None
+        if not dry_run and total and not OmegaConf.select(config, "quiet", default=False):
+            if total > NOTICE_JOBS:  # about 0.1 s of CPU per job: say why nothing runs yet
+                from pmlbench.core.console import print_message
+
+                print_message(
+                    f"sweep: estimating the CPU time of its {total} jobs for the ETA "
+                    "(quiet=true skips it)"
+                )
+            try:
+                estimates = job_estimates(config)
+            except Exception:  # an ETA by the job count instead
+                estimates = None
+        launcher = OmegaConf.to_container(config.hydra.launcher, resolve=True)
+        info = {
+            "total_jobs": total,
+            "start": time.time(),
+            "parallel": parallel_jobs_of(cast(dict[str, Any], launcher)),
+            "estimates": estimates,
+        }
         sweep_dir = Path(OmegaConf.select(config, "hydra.sweep.dir"))
-        atomic_write_text(
-            sweep_dir / SWEEP_FILE, json.dumps({"total_jobs": total, "start": time.time()})
-        )
+        atomic_write_text(sweep_dir / SWEEP_FILE, json.dumps(info))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         """The sweep's summary (:func:`sweep_summary`), or a dry run's from the plans its
@@ -151,17 +268,60 @@ def _duration(seconds: float | None) -> str:
     return "-:--:--" if seconds is None else str(timedelta(seconds=int(max(seconds, 0))))
 
 
-def sweep_status(sweep_dir: Path) -> dict[str, Any] | None:
-    """Jobs done (units.json written), total jobs, elapsed seconds and ETA of a sweep."""
+def sweep_status(sweep_dir: Path, now: float | None = None) -> dict[str, Any] | None:
+    """Jobs done (units.json written), total jobs, elapsed seconds and ETA of a sweep (see the
+    module docstring); ``now`` is the time to count to (default: the clock's)."""
     try:
         info = json.loads((sweep_dir / SWEEP_FILE).read_text())
-    except (OSError, ValueError):
+        start = float(info["start"])
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    done = sum(1 for _ in sweep_dir.glob(f"*/{JOB_MARKER}"))
+    finished = {os.path.relpath(p.parent, sweep_dir) for p in sweep_dir.glob(f"*/{JOB_MARKER}")}
+    done = len(finished)
     total = info.get("total_jobs")
-    elapsed = time.time() - float(info["start"])
-    eta = elapsed / done * (total - done) if total and done else None
+    now = time.time() if now is None else now
+    elapsed = now - start
+    eta = model_eta(sweep_dir, info, finished, elapsed, now)
+    if eta is None and total and done:
+        eta = elapsed / done * (total - done)
     return {"done": done, "total": total, "elapsed": elapsed, "eta": eta}
+
+
+def model_eta(
+    sweep_dir: Path, info: dict[str, Any], finished: set[str], elapsed: float, now: float
+) -> float | None:
+    """Seconds left by the jobs' estimates, calibrated by the sweep so far (None without
+    estimates). A job without an estimate counts as the mean of the others."""
+    estimates = info.get("estimates")
+    if not isinstance(estimates, dict) or not estimates:
+        return None
+    known = [float(v) for v in estimates.values() if isinstance(v, (int, float))]
+    if not known:
+        return None
+    mean = sum(known) / len(known)
+    cost = {k: float(v) if isinstance(v, (int, float)) else mean for k, v in estimates.items()}
+    done = sum(cost[k] for k in finished if k in cost)
+    left = credit = 0.0
+    for name, seconds in cost.items():
+        if name in finished:
+            continue
+        left += seconds
+        started = _started(sweep_dir / name)
+        if started is not None:
+            credit += min(seconds, max(now - started, 0.0))  # running for that long
+    if done > 0 and done + credit > 0:
+        rate = elapsed / (done + credit)  # wall seconds per estimated CPU second so far
+    else:
+        rate = 1.0 / max(int(info.get("parallel") or 1), 1)  # the estimates, jobs in parallel
+    return rate * max(left - credit, 0.0)
+
+
+def _started(job_dir: Path) -> float | None:
+    """When a job started: Hydra writes its ``.hydra/`` record first (None: not started)."""
+    try:
+        return (job_dir / ".hydra").stat().st_mtime
+    except OSError:
+        return None
 
 
 def progress_line(status: dict[str, Any], description: str, width: int = 20) -> Text:

@@ -20,11 +20,19 @@ Each unit has one store state:
 
 ``recompute=true`` computes every unit whatever its state.
 
-The CPU time of the units to compute is estimated from the ``cpu_seconds`` the store holds
-for finished units (:class:`TimingIndex`): the mean over units of the same method on the same
-dataset (other parameters, noise levels and splits); failing that, the method's mean CPU
-seconds per data entry (instances x (features + labels)) on other datasets times the
-dataset's size, when some stored unit tells that size; otherwise unknown.
+The CPU time of the units to compute is estimated (:class:`Estimator`) from, in this order:
+
+- the ``cpu_seconds`` the store holds for finished units of the same method on the same
+  dataset (other parameters, noise levels and splits; :class:`TimingIndex`), each scaled from
+  its fits to the unit's (tuning grid and procedure, pmlbench.runner.costmodel.Work);
+- the cost model fitted to recorded times (pmlbench.runner.costmodel), from the size of the
+  unit's data (its training instances, features and labels, known from the store's records
+  of the dataset, else from the model's sources, which hold every bundled dataset) and its
+  fits; a method the model does not know (a plugin's) gets the model's fallback rule (the
+  median known method), scaled to the method's own stored timings on other datasets when
+  the store holds any.
+
+A unit whose dataset's size nobody recorded stays unknown, and the summary says so and why.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from typing import Any
 
 from pmlbench.core.atomic import atomic_write_text
 from pmlbench.protocol.experiment import prepare
+from pmlbench.runner.costmodel import CostModel, Work, record_work, shipped_model
 from pmlbench.runner.format import DRY_RUN_FILE, from_json, to_json
 from pmlbench.runner.run import UnitRunner, retries_timeout, spec_from_config
 from pmlbench.runner.status import Status
@@ -61,6 +70,9 @@ class PlannedUnit:
     dataset: str  # the dataset's config node as canonical JSON (name and parameters)
     dataset_name: str
     elapsed_seconds: float | None = None  # of a timed-out unit
+    test_size: float | None = None  # the protocol's, for the training instances of a split
+    # its fits (pmlbench.runner.costmodel.Work, as a dict for dry_run.json)
+    work: dict[str, Any] = field(default_factory=lambda: asdict(Work()))
 
 
 @dataclass
@@ -109,7 +121,10 @@ def plan_job(
     runner = UnitRunner(
         spec, config, units, store, False, Path(out_dir), plugins, unit_timeout=limit
     )
-    dataset = canonical_json(unit_description(spec, 0, fingerprints=False)["dataset"])
+    description = unit_description(spec, 0, fingerprints=False)
+    dataset = canonical_json(description["dataset"])
+    test_size = _number(description.get("test_size"))
+    work = asdict(Work.of(description.get("tune"), description.get("bipartition")))
     method, dataset_name = spec.method["name"], spec.dataset["name"]
     plan = JobPlan(
         label or f"{method} on {dataset_name}",
@@ -143,6 +158,8 @@ def plan_job(
                 dataset,
                 dataset_name,
                 elapsed,
+                test_size,
+                dict(work),
             )
         )
     return plan
@@ -162,30 +179,31 @@ def _number(value: Any) -> float | None:
 # ----------------------------------------------------------------------------- timings
 
 
-def _size(summary: Any) -> float | None:
-    """Data entries of a dataset summary: instances x (features + labels)."""
-    if not isinstance(summary, dict):
-        return None
-    try:
-        return float(summary["n"]) * (float(summary["d"]) + float(summary["l"]))
-    except (KeyError, TypeError, ValueError):
-        return None
+@dataclass(frozen=True)
+class Timing:
+    """A finished unit's CPU seconds, its work, and its data's size when the record tells."""
+
+    cpu_seconds: float
+    work: Work
+    size: tuple[float, float, float] | None = None  # (training instances, features, labels)
 
 
 @dataclass
 class TimingIndex:
-    """Stored CPU seconds of finished units, by method and dataset."""
+    """Stored CPU seconds of finished units, by method and dataset, and the sizes of the
+    datasets the records tell."""
 
-    by_pair: dict[tuple[str, str], list[float]] = field(default_factory=dict)
-    by_method: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    sizes: dict[str, float] = field(default_factory=dict)
+    by_pair: dict[tuple[str, str], list[Timing]] = field(default_factory=dict)
+    by_method: dict[str, list[Timing]] = field(default_factory=dict)
     n_timings: int = 0
+    # (instances, features, labels) of each dataset (its config node as canonical JSON)
+    dims: dict[str, tuple[float, float, float]] = field(default_factory=dict)
 
     @classmethod
     def from_records(cls, records: Iterable[dict[str, Any]]) -> TimingIndex:
-        pairs: dict[tuple[str, str], list[float]] = defaultdict(list)
-        methods: dict[str, list[tuple[float, float]]] = defaultdict(list)
-        sizes: dict[str, float] = {}
+        pairs: dict[tuple[str, str], list[Timing]] = defaultdict(list)
+        methods: dict[str, list[Timing]] = defaultdict(list)
+        dims: dict[str, tuple[float, float, float]] = {}
         n = 0
         for record in records:
             unit = record.get("unit") or {}
@@ -194,17 +212,19 @@ class TimingIndex:
                 dataset = canonical_json(unit["dataset"])
             except (KeyError, TypeError, ValueError):
                 continue
-            size = _size(record.get("dataset"))
-            if size:
-                sizes[dataset] = size
+            shape = _shape(record.get("dataset"))
+            if shape is not None:
+                dims[dataset] = shape
             cpu = _number((record.get("run") or {}).get("cpu_seconds"))
             if cpu is None or not math.isfinite(cpu) or cpu < 0:
                 continue
             n += 1
-            pairs[(method, dataset)].append(cpu)
-            if size:
-                methods[method].append((cpu, size))
-        return cls(dict(pairs), dict(methods), sizes, n)
+            n_train = _number((record.get("split") or {}).get("n_train"))
+            size = None if shape is None or not n_train else (n_train, shape[1], shape[2])
+            timing = Timing(cpu, record_work(record), size)
+            pairs[(method, dataset)].append(timing)
+            methods[method].append(timing)
+        return cls(dict(pairs), dict(methods), n, dims)
 
     @classmethod
     def from_stores(cls, stores: Iterable[str | Path]) -> TimingIndex:
@@ -213,15 +233,122 @@ class TimingIndex:
         )
         return cls.from_records(records)
 
-    def estimate(self, method: str, dataset: str) -> float | None:
-        """Expected CPU seconds of one unit of ``method`` on ``dataset`` (None: unknown)."""
+    def estimate(
+        self, method: str, dataset: str, work: Work | None = None, kappa: float = 1.0
+    ) -> float | None:
+        """Expected CPU seconds of one unit of ``method`` on ``dataset`` from the stored units
+        of the same pair (other parameters, noise levels and splits), each scaled from its
+        fits to ``work``'s (pmlbench.runner.costmodel.Work; None: as recorded); None when
+        there are none."""
         same = self.by_pair.get((method, dataset))
-        if same:
-            return sum(same) / len(same)
-        size, other = self.sizes.get(dataset), self.by_method.get(method)
-        if size and other:
-            return size * sum(cpu / s for cpu, s in other) / len(other)
+        if not same:
+            return None
+        if work is None:
+            return sum(t.cpu_seconds for t in same) / len(same)
+        fits = work.fits(kappa)
+        return sum(t.cpu_seconds * fits / t.work.fits(kappa) for t in same) / len(same)
+
+
+def _shape(summary: Any) -> tuple[float, float, float] | None:
+    """``(n, d, labels)`` of a record's dataset summary (None: not all there)."""
+    try:
+        shape = (float(summary["n"]), float(summary["d"]), float(summary["l"]))
+    except (KeyError, TypeError, ValueError):
         return None
+    return shape if all(math.isfinite(v) and v > 0 for v in shape) else None
+
+
+# ----------------------------------------------------------------------------- estimates
+
+STORED, MODEL, FALLBACK = "stored", "model", "fallback"  # where an estimate comes from
+
+
+@dataclass(frozen=True)
+class UnitEstimate:
+    """A unit's CPU seconds and their source (None: unknown, ``why`` says why)."""
+
+    seconds: float | None
+    source: str | None = None
+    why: str | None = None
+
+
+class Estimator:
+    """CPU seconds of planned units (see the module docstring): the stored timings of the same
+    method and dataset, else the cost model (the method's, else its fallback rule, scaled to
+    the method's stored timings when there are any), else unknown."""
+
+    def __init__(self, timings: TimingIndex, model: CostModel | None) -> None:
+        self.timings, self.model = timings, model
+        self._scale: dict[str, float] = {}
+
+    def __call__(self, unit: PlannedUnit) -> UnitEstimate:
+        work = Work(**unit.work)
+        kappa = 1.0 if self.model is None else self.model.kappa(unit.method)
+        value = self.timings.estimate(unit.method, unit.dataset, work, kappa)
+        if value is not None:
+            return UnitEstimate(self._at_least_elapsed(value, unit), STORED)
+        if self.model is None:
+            return UnitEstimate(None, why=f"method {unit.method}")
+        size = self._size(unit)
+        if size is None:
+            return UnitEstimate(None, why=f"dataset {unit.dataset_name}")
+        found = self.model.estimate(unit.method, *size, work, self._known(unit))
+        if found is None:
+            return UnitEstimate(None, why=f"method {unit.method}")
+        seconds = found.seconds
+        if found.how == "fallback":
+            seconds *= self._fallback_scale(unit.method)
+        return UnitEstimate(self._at_least_elapsed(seconds, unit), found.how)
+
+    @staticmethod
+    def _at_least_elapsed(value: float, unit: PlannedUnit) -> float:
+        # a timed-out unit to retry already ran that long
+        return value if unit.elapsed_seconds is None else max(value, unit.elapsed_seconds)
+
+    def _size(self, unit: PlannedUnit) -> tuple[float, float, float] | None:
+        """``(n_train, d, q)`` of the unit: the dataset's size from the store's records of it,
+        else (the bundled dataset as it is) from the model's sources."""
+        assert self.model is not None
+        shape = self.timings.dims.get(unit.dataset)
+        if shape is None and unit.dataset == canonical_json({"name": unit.dataset_name}):
+            shape = self.model.dataset_size(unit.dataset_name)
+        if shape is None or unit.test_size is None:
+            return None
+        n, d, q = shape
+        n_train = n - math.ceil(unit.test_size * n)  # as pmlbench.protocol.splits plans them
+        return (n_train, d, q) if n_train > 0 else None
+
+    def _known(self, unit: PlannedUnit) -> str | None:
+        """The unit's dataset by name when it is the one the model's sources hold (the
+        bundled dataset as it is, of the same size), else None."""
+        assert self.model is not None
+        name = unit.dataset_name
+        if unit.dataset != canonical_json({"name": name}):
+            return None
+        shape = self.timings.dims.get(unit.dataset)
+        held = self.model.dataset_size(name)
+        if held is None or (shape is not None and tuple(map(float, held)) != tuple(shape)):
+            return None
+        return name
+
+    def _fallback_scale(self, method: str) -> float:
+        """Recorded / fallback-estimated CPU seconds, summed over the store's units of a method
+        without a cost model (1 when it has none with a known size)."""
+        if method not in self._scale:
+            assert self.model is not None
+            recorded = estimated = 0.0
+            for timing in self.timings.by_method.get(method, []):
+                if timing.size is None:
+                    continue
+                found = self.model.estimate(method, *timing.size, timing.work)
+                if found is not None and found.seconds > 0:
+                    recorded, estimated = recorded + timing.cpu_seconds, estimated + found.seconds
+            self._scale[method] = recorded / estimated if recorded > 0 and estimated > 0 else 1.0
+        return self._scale[method]
+
+    def scaled(self, method: str) -> bool:
+        """Whether the fallback estimates of ``method`` are scaled to its stored timings."""
+        return self._fallback_scale(method) != 1.0
 
 
 # ----------------------------------------------------------------------------- summaries
@@ -238,36 +365,90 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def summary_line(units: list[PlannedUnit], timings: TimingIndex) -> str:
+_SHIPPED: Any = object()  # summary_line's default model: the one shipped with pmlbench
+
+
+def _names(noun: str, names: Iterable[str]) -> str:
+    names = sorted(set(names))
+    return f"{noun}{'s' if len(names) > 1 else ''} {', '.join(names)}"
+
+
+def summary_line(
+    units: list[PlannedUnit], timings: TimingIndex, model: CostModel | None = _SHIPPED
+) -> str:
     """``dry run: 600 units: 412 done, 3 failed, 0 n/a, 0 timed out, 185 missing; estimated
     41 min CPU for the 188 to compute (from 412 stored timings)``, counting each unit key
-    once (jobs of a sweep may share units)."""
+    once (jobs of a sweep may share units). Units the store's timings cannot tell are
+    estimated by ``model`` (by default the cost model shipped with pmlbench; None: none),
+    and the line says how much came from each source."""
+    if model is _SHIPPED:
+        model = shipped_model()
     unique = list({u.key: u for u in units}.values())
     counts = Counter(u.state for u in unique)
     text = f"dry run: {_units(len(unique))}: " + ", ".join(f"{counts[s]} {s.label}" for s in STATES)
     todo = [u for u in unique if u.compute]
     if not todo:
         return text + "; nothing to compute"
-    estimates = []
-    for u in todo:
-        value = timings.estimate(u.method, u.dataset)
-        if value is not None and u.elapsed_seconds is not None:
-            value = max(value, u.elapsed_seconds)  # it already ran that long
-        estimates.append(value)
-    known = [e for e in estimates if e is not None]
-    source = f"(from {timings.n_timings} stored timings)"
+    estimator = Estimator(timings, model)
+    found = [(u, estimator(u)) for u in todo]
+    parts: dict[str, list[float]] = {STORED: [], MODEL: [], FALLBACK: []}
+    for _, e in found:
+        if e.seconds is not None and e.source is not None:
+            parts[e.source].append(e.seconds)
+    unknown = [(u, e) for u, e in found if e.seconds is None]
+    known = len(todo) - len(unknown)
+    sources = []
+    if parts[STORED] or not (parts[MODEL] or parts[FALLBACK]):
+        sources.append(f"from {timings.n_timings} stored timings")
+    if model is not None and (parts[MODEL] or parts[FALLBACK]):
+        if parts[STORED]:
+            sources[0] = f"{duration(sum(parts[STORED]))} for {len(parts[STORED])} {sources[0]}"
+        if parts[MODEL]:
+            sources.append(
+                f"{duration(sum(parts[MODEL]))} for {len(parts[MODEL])} from the cost model "
+                f"fitted to {model.provenance()}"
+            )
+        if parts[FALLBACK]:
+            methods = sorted({u.method for u, e in found if e.source == FALLBACK})
+            scaled = [m for m in methods if estimator.scaled(m)]
+            tail = f", scaled to the stored timings of {', '.join(scaled)}" if scaled else ""
+            sources.append(
+                f"{duration(sum(parts[FALLBACK]))} for {len(parts[FALLBACK])} of "
+                f"{_names('method', methods)}, which the cost model does not know, as the "
+                f"median known method{tail}"
+            )
+    if unknown:
+        reasons = []
+        why = [str(e.why).split(" ", 1) for _, e in unknown]
+        methods = [name for kind, name in why if kind == "method"]
+        datasets = [name for kind, name in why if kind == "dataset"]
+        if methods:
+            reasons.append(f"no stored timing or cost model of {_names('method', methods)}")
+        if datasets:
+            reasons.append(f"no recorded size of {_names('dataset', datasets)}")
+        sources.append("; ".join(reasons))
     if not known:
-        return (
-            text + f"; CPU time for the {len(todo)} to compute unknown "
-            "(no stored timing of the same method)"
-        )
-    total = duration(sum(known))
-    if len(known) == len(todo):
+        return text + f"; CPU time for the {len(todo)} to compute unknown ({sources[-1]})"
+    total = duration(sum(sum(v) for v in parts.values()))
+    source = f"({'; '.join(sources)})"
+    if not unknown:
         return text + f"; estimated {total} CPU for the {len(todo)} to compute {source}"
     return (
-        text + f"; estimated {total} CPU for {len(known)} of the {len(todo)} to compute, "
-        f"{len(todo) - len(known)} unknown {source}"
+        text + f"; estimated {total} CPU for {known} of the {len(todo)} to compute, "
+        f"{len(unknown)} unknown {source}"
     )
+
+
+def job_estimate(units: list[PlannedUnit], estimator: Estimator) -> float | None:
+    """CPU seconds of the units a job would compute (None: some unknown)."""
+    total = 0.0
+    for u in units:
+        if u.compute:
+            seconds = estimator(u).seconds
+            if seconds is None:
+                return None
+            total += seconds
+    return total
 
 
 def write_job_plan(out_dir: Path, plan: JobPlan) -> Path:

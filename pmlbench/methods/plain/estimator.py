@@ -1,4 +1,5 @@
-"""The PLAIN estimator (plugin ``plain``): graphs, then epochs of propagation and training."""
+"""The PLAIN estimator (plugin ``plain``; Wang et al., IJCAI 2023): graphs, then epochs of
+propagation and training."""
 
 from __future__ import annotations
 
