@@ -5,6 +5,8 @@ parameters, records without input digests, mixed dense and sparse ARFF rows."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -29,6 +31,7 @@ from pmlbench.runner.store import ResultStore, iter_damaged, load_record
 
 HOSTILE = "\x1b]0;PWNED\x07\u202e\u2064\U000e0041"  # OSC title, BEL, RLO, invisible plus, tag
 RAW = ("\x1b", "\x07", "\u202e", "\u2064", "\U000e0041")
+MARKUP = '=HYPERLINK("http://127.0.0.1:9","x") **b** [l](http://127.0.0.1:9/) <i>x</i>'
 
 # An external program that scores every label by its training frequency plus a little of
 # each test row's first feature; it reads no parameter, so any value may be given.
@@ -220,12 +223,22 @@ def test_markdown_text_makes_no_link_and_no_html():
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory) -> Path:
     """Two runs of the external program whose parameter carries escapes, a formula and
-    Markdown, beside ridge, into one store."""
+    Markdown, beside ridge, into one store, on a dataset whose display name is a formula
+    with Markdown and HTML (hidden characters are refused in names)."""
+    from pmlbench.datasets.bundled import DATA_DIR
+
     root = tmp_path_factory.mktemp("hostile_text")
     program = root / "prog.py"
     program.write_text(PROGRAM)
-    tag = f'=HYPERLINK("http://127.0.0.1:9","x") **b** [l](http://127.0.0.1:9/) <i>x</i>{HOSTILE}'
-    base = ["dataset=genbase", "protocol.n_splits=2", "tune.grid=null"]
+    shutil.copy(DATA_DIR / "genbase.npz", root / "g.npz")
+    tag = f"{MARKUP}{HOSTILE}"
+    base = [
+        "dataset=file",
+        f"dataset.path={root / 'g.npz'}",
+        f"dataset.display_name='{MARKUP}'",
+        "protocol.n_splits=2",
+        "tune.grid=null",
+    ]
     _run(
         [
             "method=external",
@@ -245,8 +258,10 @@ def test_the_run_s_results_csv_holds_no_raw_text(hostile_run):
     assert not any(c in path.read_text() for c in RAW)
     tags = pd.read_csv(path, dtype=str)["param_params.tag"]
     assert tags.str.startswith("'=HYPERLINK(").all()  # a spreadsheet shows it as text
-    ridge = hostile_run / "sweep" / "1_ridge" / "results.csv"
-    assert "'" not in ridge.read_text()  # plain text is written as it is
+    ridge = pd.read_csv(hostile_run / "sweep" / "1_ridge" / "results.csv", dtype=str)
+    assert (ridge["dataset"] == "'" + MARKUP).all()  # the display name, as text
+    assert (ridge["method"] == "ridge").all()  # plain text is written as it is
+    assert ridge["bipartition"].str.startswith("score >= ").all()
 
 
 @pytest.mark.parametrize("source", ["store", "sweep"])
@@ -258,11 +273,13 @@ def test_report_files_hold_no_raw_text_no_formula_no_link(hostile_run, tmp_path,
     written = write_report(report, out)
     tags = {str(v) for v in report.prepared.records.get("param_params.tag", []) if v == v}
     assert tags and all(t.startswith('=HYPERLINK("http') for t in tags)  # read back as given
+    assert set(report.prepared.records["dataset"]) == {MARKUP}
+    assert any(p.suffix == ".csv" for p in written) and any(p.suffix == ".md" for p in written)
     for path in written:
         text = path.read_text(encoding="utf-8")
         assert not any(c in text for c in RAW), path.name
         if path.suffix == ".csv":
-            cells = [c for line in text.splitlines() for c in line.split(",")]
+            cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
             assert not any(c.startswith(("=", "@", "+")) for c in cells), path.name
         if path.suffix == ".md":
             assert "](http" not in text and "<i>" not in text, path.name
@@ -299,6 +316,8 @@ def _set(column: str, value: str, metric: str = "average_precision"):
         (_set("method", "ridge"), "method='ridge', but the run.json beside it has"),
         (_set("seed", "7"), "seed=7"),
         (_set("split", "5"), "split 5 is none of those the run.json beside it lists"),
+        (_set("higher_is_better", "False"), "higher_is_better=False, but the installed metric"),
+        (_set("convention", "sklearn"), "convention='sklearn', but the run.json beside it"),
     ],
 )
 def test_an_edited_results_csv_is_left_out_with_one_line(sweep, tmp_path, change, problem):
@@ -345,7 +364,7 @@ def _run_field(column, value):
         (_rows("fit_seconds", -1.0), "fit_seconds is -1.0"),
         (_rows("value", 7.0), "outside the range [0, 1]"),
         (_rows("convention", "sklearn"), "convention='sklearn', but its unit has"),
-        (_rows("higher_is_better", False), "higher_is_better=False, but its unit has"),
+        (_rows("higher_is_better", False), "higher_is_better=False, but the installed metric"),
         (_rows("bipartition", "top_k"), "bipartition='top_k'"),
         (_rows("oracle", True), "oracle=True"),
         (_rows("tuned", "k=3"), "tuned='k=3'"),
@@ -439,9 +458,23 @@ def test_list_valued_parameters_give_each_configuration_its_own_label(hostile_ru
     for source in ("sweep", "store"):
         report = build_report([tmp_path / source], ReportOptions(plots=False, html=False))
         assert sorted(report.prepared.methods) == [
-            "external[params.ks=[1, 20]]",
-            "external[params.ks=[20, 1]]",
+            "external[params.ks=[1,20]]",
+            "external[params.ks=[20,1]]",
         ]
+
+
+def test_conflicting_results_are_named_plainly():
+    from pmlbench.report.prepare import prepare
+
+    rows = [
+        {"dataset": "d", "noise": "uniform", "noise_rate": 1.0, "method": "a", "seed": 0}
+        | {"split": 0, "metric": "my_score", "value": v, "higher_is_better": True, "source": f}
+        for v, f in ((0.1, "x/results.csv"), (0.2, "y/results.csv"))
+    ]
+    with pytest.raises(PmlbenchError) as error:
+        prepare(pd.DataFrame(rows))
+    message = str(error.value)
+    assert "seed=0, split=0" in message and "np.int64" not in message, message
 
 
 # --------------------------------------------------------------------- the result store
@@ -507,6 +540,89 @@ def test_commands_the_key_follows_are_still_accepted(command):
     external.check_shell_script(command)
 
 
+SCRIPT_FILES = {
+    "cd": '#!/bin/sh\nset -e\ncd sub && python3 prog.py "$@"\n',
+    "names": '#!/usr/bin/env bash\npython3 sub/prog.py "$1" "$2" "$3"\n',
+    "variable": '#!/bin/sh\npython3 "$HOME/prog.py" "$@"\n',
+    "plain": '#!/bin/sh\n# cd sub: a comment\nset -e\nexec python3 -m my_method "$1" "$2" "$3"\n',
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "script", "problem"),
+    [
+        ("sh run.sh {train} {test} {out}", "cd", "changes directory (cd sub)"),
+        ("nice bash run.sh {train} {test} {out}", "names", "names 'sub/prog.py'"),
+        ("./run.sh {train} {test} {out}", "names", "names 'sub/prog.py'"),
+        ("./run.sh {train} {test} {out}", "variable", "builds words at run time"),
+        ("sh -c 'sh run.sh {train} {test} {out}'", "cd", "changes directory (cd sub)"),
+    ],
+)
+def test_a_shell_s_script_file_is_followed(tmp_path, monkeypatch, command, script, problem):
+    """A script file run by a shell was keyed by its own bytes only: a cd inside it, or a
+    program it names, escaped the key, and an edit of sub/prog.py reused stale numbers."""
+    from pmlbench.methods import external
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "prog.py").write_text("print(1)\n")
+    (tmp_path / "run.sh").write_text(SCRIPT_FILES[script])
+    (tmp_path / "run.sh").chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PmlbenchError) as error:
+        external.check_shell_script(command)
+    assert problem in str(error.value) and "run.sh" in str(error.value)
+    # in method.workdir as in the working directory
+    monkeypatch.chdir(tmp_path.parent)
+    with pytest.raises(PmlbenchError, match="run.sh"):
+        external.check_shell_script(command, workdir=str(tmp_path))
+
+
+def test_a_script_file_naming_only_programs_is_accepted(tmp_path, monkeypatch):
+    from pmlbench.methods import external
+
+    (tmp_path / "run.sh").write_text(SCRIPT_FILES["plain"])
+    (tmp_path / "run.sh").chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    external.check_shell_script("sh run.sh {train} {test} {out}")
+    external.check_shell_script("./run.sh {train} {test} {out}")
+
+
+def _external_output_program(tmp_path: Path, scores: str) -> str:
+    program = tmp_path / "prog.py"
+    program.write_text(
+        "import sys, numpy as np\n"
+        "X = np.load(sys.argv[2])['X']\n"
+        f"np.savez(sys.argv[3], scores={scores})\n"
+    )
+    return f"{{python}} {program} {{train}} {{test}} {{out}}"
+
+
+def test_string_scores_from_an_external_program_are_refused(tmp_path):
+    import numpy as np
+
+    from pmlbench.errors import PluginError
+    from pmlbench.methods.external import ExternalCommand
+
+    X, Y = np.eye(4), np.array([[1, 0], [0, 1], [1, 1], [1, 0]])
+    command = _external_output_program(tmp_path, "np.full((X.shape[0], 2), '0.5')")
+    model = ExternalCommand(command, workdir=str(tmp_path)).fit(X, Y)
+    with pytest.raises(PluginError, match="wrote non-numeric scores"):
+        model.decision_function(X)
+
+
+def test_exchange_files_do_not_pile_up_in_the_workdir(tmp_path):
+    import numpy as np
+
+    from pmlbench.methods.external import ExternalCommand
+
+    X, Y = np.eye(4), np.array([[1, 0], [0, 1], [1, 1], [1, 0]])
+    command = _external_output_program(tmp_path, "np.zeros((X.shape[0], 2))")
+    for _ in range(2):
+        ExternalCommand(command, workdir=str(tmp_path)).fit(X, Y).decision_function(X)
+    left = sorted(p.name for p in tmp_path.glob("exchange-*/*"))
+    assert left == [], left
+
+
 ARFF_HEAD = """@relation r
 @attribute f1 numeric
 @attribute f2 numeric
@@ -538,6 +654,37 @@ def test_an_invisible_display_name_is_refused(tmp_path):
 
     with pytest.raises(PmlbenchError, match=r"display_name='gen\\\\u2064base' is empty or holds"):
         load_file(str(tmp_path / "x.npz"), display_name="gen\u2064base")
+
+
+# ------------------------------------------------------- hidden characters in plugin names
+
+
+def test_a_plugin_name_with_hidden_characters_is_neither_offered_nor_echoed(monkeypatch):
+    """``pmlbench --help`` and Hydra's unknown-option error printed every method's
+    entry-point name raw (ESC, BEL, U+202E; U+2064 and tag characters everywhere)."""
+    from types import SimpleNamespace
+
+    from hydra.core.config_store import ConfigStore
+
+    from pmlbench.hydra_app import config_nodes, overrides
+    from pmlbench.plugins import registry
+
+    hidden = f"clr{HOSTILE}x"
+    fake = SimpleNamespace(distribution="evil", load=lambda: None)
+    real = registry.plugins
+
+    def plugins(kind):
+        found = dict(real(kind))
+        return {**found, hidden: fake} if kind == "method" else found
+
+    monkeypatch.setattr(registry, "plugins", plugins)
+    problems = config_nodes.register_config_nodes()
+    assert any("it is not offered" in p and not any(c in p for c in RAW) for p in problems)
+    assert f"{hidden}.yaml" not in ConfigStore.instance().repo["method"]
+    for choice in (hidden, "mlnkn"):
+        with pytest.raises(PmlbenchError) as error:
+            overrides._check_choice("method", choice)
+        assert not any(c in str(error.value) for c in RAW)
 
 
 # ------------------------------------------------------------------ a malformed method

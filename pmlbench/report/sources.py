@@ -47,6 +47,7 @@ from pmlbench.runner.result_rows import (
     COUNT_COLUMNS,
     SECONDS_COLUMNS,
     describe_value,
+    direction_problem,
     identity_problem,
     is_number,
     row_problem,
@@ -272,7 +273,9 @@ def results_problem(frame: pd.DataFrame, path: Path) -> str | None:
     common, by_split = _run_expectations(path.parent)
     beside = f"the {RUN_RECORD_FILE} beside it"
     for line, row in enumerate(frame.drop(columns="source").to_dict("records"), start=2):
-        problem = row_problem(row) or identity_problem(row, common, beside)
+        problem = (
+            row_problem(row) or identity_problem(row, common, beside) or direction_problem(row)
+        )
         split = row.get("split")
         if problem is None and by_split:
             index = int(split) if is_number(split) and float(split).is_integer() else None

@@ -16,15 +16,17 @@ beside a results.csv).
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from pmlbench.core.safe_text import visible
+from pmlbench.plugins import registry
+from pmlbench.runner.format import to_json
 
 # The values a built-in metric can take (pmlbench.metrics.builtin; coverage counts labels).
 # A value outside is no result of that metric: an edited file or a broken writer.
@@ -152,6 +154,35 @@ def identity_problem(
     return None
 
 
+@cache
+def metric_direction(name: str) -> bool | None:
+    """Whether the installed metric ``name`` is higher-is-better (None: not installed or
+    not loadable; the rows' direction is then not checked)."""
+    try:
+        direction = registry.get("metric", name).load().higher_is_better
+    except Exception:  # a plugin that fails to load is reported where it is run
+        return None
+    return direction if isinstance(direction, bool) else None
+
+
+def direction_problem(
+    row: Mapping[str, Any], directions: Mapping[str, bool] | None = None
+) -> str | None:
+    """A row whose ``higher_is_better`` is not its metric's direction (None: it is, or
+    either is unknown): an edited direction would rank the methods backwards. The
+    direction is taken from ``directions`` when given (a run's metrics, looked up once),
+    else from the installed metric."""
+    if "higher_is_better" not in row or not isinstance(row.get("metric"), str):
+        return None
+    if directions is not None:
+        direction = directions.get(row["metric"])
+    else:
+        direction = metric_direction(row["metric"])
+    if direction is None:
+        return None
+    return identity_problem(row, {"higher_is_better": direction}, "the installed metric")
+
+
 def tuned_text(tuned: Mapping[str, Any]) -> str:
     """results.csv's ``tuned`` cell of a split that chose ``tuned`` (as
     pmlbench.runner.outputs.tidy_records writes it)."""
@@ -160,7 +191,7 @@ def tuned_text(tuned: Mapping[str, Any]) -> str:
 
 def list_columns(node: Mapping[str, Any], prefix: str) -> dict[str, str]:
     """The results.csv columns of a plugin's list-valued parameters, nested ones too
-    (``+method.params.ks=[1,20]`` -> ``param_params.ks``: ``"[1, 20]"``), each holding the
+    (``+method.params.ks=[1,20]`` -> ``param_params.ks``: ``"[1,20]"``), each holding the
     list as JSON text. pmlbench.runner.format.prefixed_columns gives the scalar ones only,
     so without these two configurations differing in a list shared one method label.
     Added to a run's results.csv (pmlbench.runner.run) and to the rows a store's records
@@ -180,5 +211,9 @@ def _list_columns(column: str, value: Any) -> dict[str, str]:
             for found, text in _list_columns(f"{column}.{name}", inner).items()
         }
     if isinstance(value, (list, tuple)):
-        return {column: json.dumps(value, default=str)}
+        try:
+            text = "".join(to_json(list(value), indent=0).split("\n"))  # one line
+        except TypeError:  # an object JSON cannot hold: shown as Python writes it
+            text = str(list(value))
+        return {column: text}
     return {}

@@ -213,7 +213,8 @@ class UnitRunner:
         if self.store is None or self.recompute:
             return None
         key = self.keys[split]
-        record = self.store.load(key)
+        directions = {name: m.higher_is_better for name, m in self.metrics.items()}
+        record = self.store.load(key, directions)
         if record is None:
             return None
         result = split_from_record(record)
@@ -550,10 +551,16 @@ def _run_config(
     """:func:`run_config`'s work."""
     spec = spec_from_config(config)
     unit_timeout = check_unit_timeout(unit_timeout)
-    _check_method_constraints(spec)
     # every plugin looked up once and every parameter checked before any work: the units'
     # keys and the run both start from what this prepared
-    plugins = prepare(spec)
+    try:
+        plugins = prepare(spec)
+    except PmlbenchError:
+        raise
+    except Exception:
+        # a malformed plugin makes the parameter check itself fail: name it, not a traceback
+        _check_method_constraints(spec)
+        raise
     units = describe_units(spec, plugins.registrations)
     catch = store is not None if catch_failures is None else catch_failures
     label = f"{spec.method['name']} on {spec.dataset['name']}"

@@ -41,9 +41,8 @@ import socket
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +55,6 @@ from pmlbench.core.digest import content_digest
 from pmlbench.core.regular_files import RECORD_LIMIT, UnreadableFile, read_text
 from pmlbench.datasets.bundled import CITATIONS
 from pmlbench.errors import PmlbenchError
-from pmlbench.plugins import registry
 from pmlbench.protocol.experiment import NATURAL_NOISE
 from pmlbench.runner.format import (
     NOISE_PREFIX,
@@ -77,6 +75,7 @@ from pmlbench.runner.result_rows import (
     COUNT_COLUMNS,
     SECONDS_COLUMNS,
     describe_value,
+    direction_problem,
     identity_problem,
     list_columns,
     row_problem,
@@ -137,12 +136,13 @@ class ResultStore:
     def is_done(self, key: str) -> bool:
         return self.record_path(key).is_file()
 
-    def load(self, key: str) -> dict[str, Any] | None:
+    def load(self, key: str, directions: Mapping[str, bool] | None = None) -> dict[str, Any] | None:
         """The finished unit's record, or None when the unit is not done or its file is
         damaged (:func:`record_problem`; a warning names the file, which the unit's
-        recomputation replaces)."""
+        recomputation replaces). ``directions``: each metric's higher_is_better, as the
+        run has looked them up (else the registry is asked)."""
         path = self.record_path(key)
-        record, problem = load_record(path, key, strict=True)
+        record, problem = load_record(path, key, strict=True, directions=directions)
         if problem is not None:
             self._warn_damaged(path, problem)
             return None
@@ -279,7 +279,13 @@ def _number_beyond_floats(value: Any, where: str = "") -> str | None:
     return None
 
 
-def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None:
+def record_problem(
+    record: Any,
+    key: str,
+    *,
+    strict: bool = False,
+    directions: Mapping[str, bool] | None = None,
+) -> str | None:
     """What makes a finished-unit record stored under ``key`` unusable (None: nothing).
 
     The record must be a mapping with status ``done`` and key ``key``; a unit description
@@ -339,7 +345,7 @@ def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None
     if isinstance(metrics, list) and found != Counter(metrics):
         return f"its rows hold the metrics {sorted(found.elements())}, not {sorted(metrics)}"
     if unit:
-        problem = _identity_problem(record, unit, rows)
+        problem = _identity_problem(record, unit, rows, directions)
         if problem is not None:
             return problem
     if strict:
@@ -347,19 +353,11 @@ def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None
     return None
 
 
-@cache
-def _metric_direction(name: str) -> bool | None:
-    """Whether the installed metric ``name`` is higher-is-better (None: not installed or
-    not loadable; the rows' direction is then not checked)."""
-    try:
-        direction = registry.get("metric", name).load().higher_is_better
-    except Exception:  # a plugin that fails to load is reported where it is run
-        return None
-    return direction if isinstance(direction, bool) else None
-
-
 def _identity_problem(
-    record: dict[str, Any], unit: dict[str, Any], rows: list[dict[str, Any]]
+    record: dict[str, Any],
+    unit: dict[str, Any],
+    rows: list[dict[str, Any]],
+    directions: Mapping[str, bool] | None = None,
 ) -> str | None:
     """A row whose identifying fields (method and its parameters, seed, noise model and its
     parameters, dataset, metric convention and direction, and the split's bipartition rule,
@@ -393,10 +391,8 @@ def _identity_problem(
     expected.update(_split_columns(record.get("split")))
     for row in rows:
         problem = identity_problem(row, expected)
-        if problem is None and "higher_is_better" in row:
-            direction = _metric_direction(row["metric"])
-            if direction is not None:
-                problem = identity_problem(row, {"higher_is_better": direction})
+        if problem is None:
+            problem = direction_problem(row, directions)
         if problem is not None:
             return problem
     return None
@@ -457,7 +453,11 @@ def _split_problem(record: dict[str, Any], unit: dict[str, Any], found: Counter)
 
 
 def load_record(
-    path: Path, key: str, *, strict: bool = False
+    path: Path,
+    key: str,
+    *,
+    strict: bool = False,
+    directions: Mapping[str, bool] | None = None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """(record, problem) of the finished-unit file at ``path``: (None, None) when there is no
     file, (None, problem) when it is damaged (:func:`record_problem`)."""
@@ -479,7 +479,7 @@ def load_record(
         record = from_json(text)
     except ValueError as exc:
         return None, f"not valid JSON ({exc})"
-    problem = record_problem(record, key, strict=strict)
+    problem = record_problem(record, key, strict=strict, directions=directions)
     return (None, problem) if problem is not None else (record, None)
 
 
