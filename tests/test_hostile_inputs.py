@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +27,7 @@ from pmlbench.report.build import write_report
 from pmlbench.report.render import markdown_escape, markdown_unescape
 from pmlbench.runner.run import run_config
 from pmlbench.runner.store import ResultStore, iter_damaged, load_record
+from tests.helpers import assert_process_ends, start_slow_external
 
 HOSTILE = "\x1b]0;PWNED\x07\u202e\u2064\U000e0041"  # OSC title, BEL, RLO, invisible plus, tag
 RAW = ("\x1b", "\x07", "\u202e", "\u2064", "\U000e0041")
@@ -220,6 +220,32 @@ def test_markdown_text_makes_no_link_and_no_html():
     assert markdown_escape("mlknn[k=5]") == "mlknn[k=5]"
 
 
+def test_the_sweep_s_progress_and_summary_show_overrides_escaped(tmp_path, capsys):
+    """A sweep's progress line printed each job's overrides raw: an escape code (clear the
+    screen, set the window title) or U+202E in an override value acted on the terminal. The
+    line and the summary now show them through pmlbench.core.safe_text.visible."""
+    from pmlbench.hydra_app import task
+    from pmlbench.hydra_app.progress import sweep_summary
+    from pmlbench.runner.format import ERROR_FILE, SWEEP_PROGRESS_FILE
+
+    sweep = tmp_path / "sweep"
+    job = sweep / f"0_tag={HOSTILE}"
+    job.mkdir(parents=True)
+    (job / ERROR_FILE).write_text("stopped")
+    (sweep / SWEEP_PROGRESS_FILE).write_text(json.dumps({"total_jobs": 2, "start": 0.0}))
+    capsys.readouterr()
+    task._sweep_line(sweep, job, ["method=external", f"+method.params.tag='\x1b[2J{HOSTILE}'"])
+    line = capsys.readouterr().out
+    assert line.startswith("sweep ") and "1/2 jobs" in line, line
+    assert not any(c in line for c in RAW), line
+    assert "+method.params.tag='\\x1b[2J\\x1b]0;PWNED\\x07\\u202e\\u2064\\U000e0041'" in line
+    assert line.rstrip().endswith(": stopped outside any unit (error.txt)"), line
+    summary = sweep_summary(sweep, f"store{HOSTILE}")
+    assert not any(c in text for text in summary for c in RAW), summary
+    assert f"0_tag={visible(HOSTILE)}: error.txt says why" in summary[0]
+    assert summary[1].endswith(f" (store: store{visible(HOSTILE)})")
+
+
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory) -> Path:
     """Two runs of the external program whose parameter carries escapes, a formula and
@@ -380,6 +406,91 @@ def test_an_edited_store_record_is_damaged_for_report_and_run(sweep, tmp_path, c
     assert store.load(mlknn[0].stem) is None  # a run recomputes it
 
 
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory) -> Path:
+    """A store with one tuned unit: ridge on genbase, its default grid of four points."""
+    root = tmp_path_factory.mktemp("hostile_tuned")
+    _run(["method=ridge", "dataset=genbase", "protocol.n_splits=1"], root / "run", root / "store")
+    return root
+
+
+# a stand-in replaced by the literal text "1e999" in the record's JSON (Python's json.dumps
+# writes infinity as "Infinity")
+_HUGE = 123456.5
+
+
+def _tuning(field, value, inner=None):
+    def change(tuning):
+        if inner is None:
+            tuning[field][0] = value
+        else:
+            tuning[field][0][inner] = value
+
+    return change
+
+
+def _tuning_field(field, value):
+    def change(tuning):
+        tuning[field] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (_tuning("mean_scores", _HUGE), "score split.tuning.mean_scores[0] is inf, not a metric"),
+        (_tuning("mean_scores", 7.0), "mean_scores[0] is 7.0, outside the range [0, 1]"),
+        (_tuning("mean_scores", -0.5), "mean_scores[0] is -0.5, outside the range [0, 1]"),
+        (_tuning("mean_scores", 10**400), "mean_scores[0] is a 401-digit number, not a metric"),
+        (_tuning("mean_scores", "0.5"), "mean_scores[0] is '0.5', not a metric value"),
+        (_tuning("fold_scores", _HUGE, 0), "split.tuning.fold_scores[0][0] is inf, not a metric"),
+        (_tuning_field("mean_scores", [0.5]), "does not hold a mean and a list of fold scores"),
+        (_tuning_field("best_index", 9), "split.tuning.best_index is 9, not a grid point's"),
+        (_tuning_field("seconds", _HUGE), "split.tuning.seconds is inf"),
+    ],
+    ids=[
+        "mean-1e999",
+        "mean-above-1",
+        "mean-below-0",
+        "mean-401-digits",
+        "mean-text",
+        "fold-1e999",
+        "means-per-point",
+        "best-index",
+        "seconds-1e999",
+    ],
+)
+def test_a_stored_tuning_score_out_of_range_is_flagged(tuned, tmp_path, capsys, change, problem):
+    """A tuning mean score of 1e999 in a store record was reused and written to run.json as
+    Infinity: the one validation of stored records (run and report) now checks the tuning
+    scores as it checks a row's value, and a run recomputes the unit, naming the file."""
+    root = _copy(tuned, tmp_path / "copy")
+    (path,) = _records(root / "store")
+    record = json.loads(path.read_text())
+    assert record["split"]["tuning"]["mean_scores"]  # a tuned unit: the grid was searched
+    assert load_record(path, path.stem, strict=True)[1] is None
+    change(record["split"]["tuning"])
+    path.write_text(json.dumps(record).replace(repr(_HUGE), "1e999"))
+    assert problem in load_record(path, path.stem, strict=True)[1]
+    assert [d.problem for d in iter_damaged(root / "store")] == [
+        load_record(path, path.stem)[1]
+    ]  # a report leaves it out with the same line
+    capsys.readouterr()
+    _run(
+        ["method=ridge", "dataset=genbase", "protocol.n_splits=1"],
+        tmp_path / "again",
+        root / "store",
+    )
+    units = json.loads((tmp_path / "again" / "units.json").read_text())["units"]
+    assert [u["status"] for u in units] == ["computed"]
+    err = capsys.readouterr().err
+    assert f"damaged store file {path}: " in " ".join(err.split()) and problem in " ".join(
+        err.split()
+    )
+    assert load_record(path, path.stem, strict=True)[1] is None  # replaced by the recomputed unit
+
+
 def test_a_file_dataset_s_renamed_record_is_damaged(tmp_path):
     from pmlbench.datasets.bundled import DATA_DIR
 
@@ -481,15 +592,26 @@ def test_conflicting_results_are_named_plainly():
 
 
 def test_a_store_path_that_cannot_be_a_folder_is_refused_before_any_work(tmp_path):
-    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    """store_location_problem (the one check, run by the CLI's callback and by each job) also
+    names a FIFO, resolves a relative value against the starting directory, and creates
+    nothing; the CLI's one line is tested in tests/test_cli.py."""
+    from pmlbench.hydra_app.directories import store_location_problem
+
+    os.mkfifo(tmp_path / "fifo")
     (tmp_path / "afile").write_text("x")
-    with pytest.raises(PmlbenchError, match="symbolic link to .*nowhere, which does not exist"):
-        ResultStore(tmp_path / "dangling")
-    with pytest.raises(PmlbenchError, match="lies under .*afile', a file"):
-        ResultStore(tmp_path / "afile" / "sub")
-    with pytest.raises(PmlbenchError, match="is a file, not a directory"):
-        ResultStore(tmp_path / "afile")
-    ResultStore(tmp_path / "new" / "store")  # created when first written
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    refused = {
+        "fifo": "'fifo' is a file, not a directory",
+        "afile/sub": f"'afile/sub' lies under {str(tmp_path / 'afile')!r}, a file",
+        "dangling/sub": "a symbolic link to " + repr(str(tmp_path / "nowhere")),
+    }
+    for value, problem in refused.items():
+        found = store_location_problem(value, tmp_path)
+        assert found is not None and problem in found, found
+        assert found.startswith(f"results_store={value!r} ") and "\n" not in found
+    for value in ("new/store", str(tmp_path / "other"), None, ""):
+        assert store_location_problem(value, tmp_path) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "dangling", "fifo"]
 
 
 # --------------------------------------------------------------------- shell forms, ARFF
@@ -723,54 +845,14 @@ def test_a_method_with_malformed_constraints_is_named_not_a_traceback(monkeypatc
 )
 def test_termination_stops_the_external_program_too(tmp_path, signum, to_group, extra):
     """SIGTERM or SIGHUP ended pmlbench at once, leaving the program (in a session of its
-    own) running; now it is stopped first, and pmlbench ends as killed by the signal."""
-    pidfile = tmp_path / "program.pid"
-    script = tmp_path / "slow.py"
-    script.write_text(
-        f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
-    )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pmlbench",
-            "method=external",
-            f"method.command='{{python}} {script} {{train}} {{test}} {{out}}'",
-            "dataset=genbase",
-            "protocol.n_splits=1",
-            "results_store=null",
-            "tune.grid=null",
-            "quiet=true",
-            f"hydra.run.dir={tmp_path / 'run'}",
-            *extra,
-        ],
-        cwd=tmp_path,
-        start_new_session=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=lambda: [
-            signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGHUP)
-        ],
-    )
-    deadline = time.monotonic() + 180
-    while not pidfile.exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-    assert pidfile.exists(), proc.communicate()[0]
-    time.sleep(0.5)
-    program = int(pidfile.read_text())
+    own) running; now it is stopped first, and pmlbench exits with 128 + the signal's
+    number after one line (pmlbench.hydra_app.signals)."""
+    proc, program = start_slow_external(tmp_path, *extra, signals=(signal.SIGTERM, signal.SIGHUP))
     if to_group:
         os.killpg(proc.pid, signum)
     else:
         os.kill(proc.pid, signum)
     output, _ = proc.communicate(timeout=60)
-    assert proc.returncode == -signum, output
-    for _ in range(100):
-        try:
-            os.kill(program, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(program, signal.SIGKILL)
-        raise AssertionError("the external program outlived the terminated run")
+    assert proc.returncode == 128 + signum, output
+    assert f"error: stopped by {signal.Signals(signum).name}: " in output, output
+    assert_process_ends(program, "the terminated run")

@@ -61,20 +61,25 @@ def check_group_choices(overrides: list[str], presets: dict[str, set[str]]) -> N
                 _check_choice(GROUP_KINDS[key], choice)
 
 
+def hidden_name_problem(kind: str, name: str, distribution: object) -> str | None:
+    """``<kind> plugin '<name>' (distribution '<d>') has ... characters in its name`` when the
+    entry-point or distribution name holds a hidden character (pmlbench.core.safe_text.
+    visible), shown escaped; None for a plain name. Such a plugin is neither offered
+    (pmlbench.hydra_app.config_nodes) nor selectable (:func:`check_group_choices`)."""
+    if not (has_hidden(name) or has_hidden(str(distribution))):
+        return None
+    return (
+        f"{kind} plugin '{visible(name)}' (distribution '{visible(str(distribution))}') has "
+        "control, format or bidirectional characters in its name"
+    )
+
+
 def _check_choice(kind: str, name: str) -> None:
     """The plugin ``name`` of ``kind`` exists and has a plain name; else one line listing
-    the plain names (a name with hidden characters, pmlbench.core.safe_text.visible, is
-    neither selectable nor shown raw)."""
+    the plain names (a name with hidden characters is neither selectable nor shown raw)."""
     available = registry.plugins(kind)
-    if name in available and (has_hidden(name) or has_hidden(str(available[name].distribution))):
-        raise PluginError(
-            f"{kind} plugin '{visible(name)}' (distribution "
-            f"'{visible(str(available[name].distribution))}') has control, format or "
-            "bidirectional characters in its name, which would reach terminals and result "
-            "files; uninstall that package"
-        )
     if name not in available:
-        plain = [n for n, info in available.items() if not has_hidden(n)]
+        plain = [n for n in available if not has_hidden(n)]
         close = difflib.get_close_matches(name, plain, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         hidden = len(available) - len(plain)
@@ -82,6 +87,11 @@ def _check_choice(kind: str, name: str) -> None:
         raise PluginError(
             f"unknown {kind} {visible(name)!r}; available: {', '.join(plain) or '(none)'}"
             f"{more}{hint}"
+        )
+    problem = hidden_name_problem(kind, name, available[name].distribution)
+    if problem is not None:
+        raise PluginError(
+            f"{problem}, which would reach terminals and result files; uninstall that package"
         )
     registry.get(kind, name)
 

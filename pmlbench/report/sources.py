@@ -44,14 +44,12 @@ from pmlbench.runner.format import (
     store_record_path,
 )
 from pmlbench.runner.result_rows import (
-    COUNT_COLUMNS,
-    SECONDS_COLUMNS,
     describe_value,
     direction_problem,
     identity_problem,
     is_number,
     row_problem,
-    tuned_text,
+    split_columns,
 )
 from pmlbench.runner.status import OUTCOMES, Status
 
@@ -254,14 +252,7 @@ def _run_expectations(run_dir: Path) -> tuple[dict[str, Any], dict[int, dict[str
     for split in record.get("splits") or []:
         if not isinstance(split, dict) or not isinstance(split.get("split"), int):
             continue
-        columns = {c: split[c] for c in (*COUNT_COLUMNS, *SECONDS_COLUMNS) if c in split}
-        if isinstance(split.get("bipartition"), str):
-            columns["bipartition"] = split["bipartition"]
-        if isinstance(split.get("tuned"), dict):
-            columns["tuned"] = tuned_text(split["tuned"])
-        if isinstance(split.get("tuning"), dict):
-            columns["oracle"] = bool(split["tuning"].get("oracle", False))
-        by_split[split["split"]] = columns
+        by_split[split["split"]] = split_columns(split)
     return common, by_split
 
 

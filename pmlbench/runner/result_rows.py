@@ -79,17 +79,60 @@ def describe_value(value: Any) -> str:
     return {list: "a list", dict: "a mapping", type(None): "null"}.get(type(value), "no number")
 
 
-def value_problem(metric: str, value: Any) -> str | None:
-    """What makes ``value`` no value of ``metric`` (None: it is one)."""
+def _value_fault(metric: str, value: Any) -> str | None:
+    """``inf, not a metric value`` or ``7.0, outside the range [0, 1] of that metric``: why
+    ``value`` is no value of ``metric`` (None: it is one)."""
     number = as_float(value)
     if number is None or math.isinf(number):
-        return f"its value of {visible(metric)} is {describe_value(value)}, not a metric value"
+        return f"{describe_value(value)}, not a metric value"
     low, high = METRIC_BOUNDS.get(metric, (-math.inf, math.inf))
     if not math.isnan(number) and not (low - _SLACK <= number <= high + _SLACK):
-        return (
-            f"its value of {metric} is {describe_value(value)}, outside the range "
-            f"[{low:g}, {high:g}] of that metric"
-        )
+        return f"{describe_value(value)}, outside the range [{low:g}, {high:g}] of that metric"
+    return None
+
+
+def value_problem(metric: str, value: Any) -> str | None:
+    """What makes ``value`` no value of ``metric`` (None: it is one)."""
+    fault = _value_fault(metric, value)
+    return None if fault is None else f"its value of {visible(metric)} is {fault}"
+
+
+def tuning_problem(tuning: Any) -> str | None:
+    """What makes a split's tuning record (``split.tuning`` of a store record, written by
+    pmlbench.protocol.tuning.select) unusable (None: nothing). Its scores are values of its
+    scoring metric, checked as a row's value is (:func:`value_problem`: NaN where every fold
+    was undefined, never infinite, within the metric's range), one mean and one list of fold
+    scores per grid point; its best index is a grid point's, its seconds finite and
+    non-negative. An untuned split's record is empty, a one-point grid's has no scores."""
+    if tuning is None or (isinstance(tuning, Mapping) and not tuning):
+        return None
+    if not isinstance(tuning, Mapping):
+        return f"its split.tuning is {describe_value(tuning)}, not a mapping"
+    metric = visible(tuning["scoring"]) if isinstance(tuning.get("scoring"), str) else ""
+    grid = tuning.get("grid")
+    points = len(grid) if isinstance(grid, list) else None
+    means, folds = tuning.get("mean_scores", []), tuning.get("fold_scores", [])
+    if (
+        not isinstance(means, list)
+        or not isinstance(folds, list)
+        or not all(isinstance(row, list) for row in folds)
+        or (points is not None and {len(means), len(folds)} - {0, points})
+    ):
+        return "its split.tuning does not hold a mean and a list of fold scores per grid point"
+    scores = [(f"mean_scores[{i}]", v) for i, v in enumerate(means)]
+    scores += [
+        (f"fold_scores[{i}][{j}]", v) for i, row in enumerate(folds) for j, v in enumerate(row)
+    ]
+    for where, value in scores:
+        fault = _value_fault(metric, value)
+        if fault is not None:
+            return f"its {metric or 'tuning'} score split.tuning.{where} is {fault}"
+    best = tuning.get("best_index", 0)
+    if not (type(best) is int and best >= 0 and (points is None or best < max(points, 1))):
+        return f"its split.tuning.best_index is {describe_value(best)}, not a grid point's"
+    seconds = as_float(tuning.get("seconds", 0.0))
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return f"its split.tuning.seconds is {describe_value(tuning.get('seconds'))}"
     return None
 
 
@@ -187,6 +230,28 @@ def tuned_text(tuned: Mapping[str, Any]) -> str:
     """results.csv's ``tuned`` cell of a split that chose ``tuned`` (as
     pmlbench.runner.outputs.tidy_records writes it)."""
     return ";".join(f"{k}={v}" for k, v in sorted(tuned.items()))
+
+
+def split_columns(split: Any) -> dict[str, Any]:
+    """The results.csv columns a split's details fix (pmlbench.runner.outputs.tidy_records
+    writes them from the same details): its sizes, timings, bipartition rule, tuned values,
+    whether it tuned against the ground truth, and its training-side measures. ``split``: a
+    store record's ``split`` or one of the ``splits`` of a run.json (which has no training
+    measures); anything but a mapping fixes nothing."""
+    if not isinstance(split, Mapping):
+        return {}
+    columns = {c: split[c] for c in (*COUNT_COLUMNS, *SECONDS_COLUMNS) if c in split}
+    if isinstance(split.get("bipartition"), str):
+        columns["bipartition"] = split["bipartition"]
+    if isinstance(split.get("tuned"), Mapping):
+        columns["tuned"] = tuned_text(split["tuned"])
+    tuning = split.get("tuning")
+    if isinstance(tuning, Mapping):
+        columns["oracle"] = bool(tuning.get("oracle", False))
+    measures = split.get("training_measures")
+    if isinstance(measures, Mapping):
+        columns.update(measures)
+    return columns
 
 
 def list_columns(node: Mapping[str, Any], prefix: str) -> dict[str, str]:

@@ -68,7 +68,6 @@ from pmlbench.runner.outputs import (
 from pmlbench.runner.result_rows import list_columns
 from pmlbench.runner.status import UNFINISHED, Status
 from pmlbench.runner.store import ResultStore, run_metadata
-from pmlbench.runner.termination import stop_on_termination
 from pmlbench.runner.timeout import (
     REMOTE_TRACEBACK,
     UnitTimedOut,
@@ -530,25 +529,7 @@ def run_config(
     code that ends or crashes the process fails only its unit.
     """
 
-    # SIGTERM and SIGHUP stop what the run started (external programs, unit children in
-    # sessions of their own) before pmlbench ends, as Ctrl-C does
-    with stop_on_termination():
-        return _run_config(
-            config, Path(out_dir), quiet, store, recompute, catch_failures, unit_timeout, isolate
-        )
-
-
-def _run_config(
-    config: dict[str, Any],
-    out_dir: Path,
-    quiet: bool,
-    store: ResultStore | None,
-    recompute: bool,
-    catch_failures: bool | None,
-    unit_timeout: float | None,
-    isolate: bool,
-) -> ExperimentResult:
-    """:func:`run_config`'s work."""
+    out_dir = Path(out_dir)
     spec = spec_from_config(config)
     unit_timeout = check_unit_timeout(unit_timeout)
     # every plugin looked up once and every parameter checked before any work: the units'

@@ -72,14 +72,13 @@ from pmlbench.runner.format import (
     to_json,
 )
 from pmlbench.runner.result_rows import (
-    COUNT_COLUMNS,
-    SECONDS_COLUMNS,
     describe_value,
     direction_problem,
     identity_problem,
     list_columns,
     row_problem,
-    tuned_text,
+    split_columns,
+    tuning_problem,
 )
 from pmlbench.runner.status import OUTCOMES, Status
 from pmlbench.runner.units import content_key
@@ -107,11 +106,10 @@ class ResultStore:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
-        problem = _store_dir_problem(self.root)
-        if problem is not None:
+        if self.root.exists() and not self.root.is_dir():
             raise PmlbenchError(
-                f"results_store={str(self.root)!r} {problem}; set results_store to a "
-                "directory (created when missing), or null for no store"
+                f"results_store={str(self.root)!r} is a file, not a directory; set "
+                "results_store to a directory (created when missing), or null for no store"
             )
         self.damaged: dict[Path, str] = {}  # damaged files met by this instance (warned once)
 
@@ -199,22 +197,6 @@ class ResultStore:
         return None if self.is_done(key) else _read_json(self.outcome_path(key, status))
 
 
-def _store_dir_problem(root: Path) -> str | None:
-    """Why ``root`` cannot be a store directory (None: it is one, or can be created): a
-    file, FIFO or device; a link to nothing; a path under a file. Found before any unit is
-    computed, not when the first one is written."""
-    if root.is_symlink() and not root.exists():
-        return f"is a symbolic link to {os.readlink(root)}, which does not exist"
-    if root.exists():
-        return None if root.is_dir() else "is a file, not a directory"
-    for parent in root.parents:
-        if parent.is_symlink() and not parent.exists():
-            return f"lies under {str(parent)!r}, a symbolic link to nothing"
-        if parent.exists():
-            return None if parent.is_dir() else f"lies under {str(parent)!r}, a file"
-    return None
-
-
 def _read_json(path: Path) -> dict[str, Any] | None:
     """An outcome file's record; None when absent or damaged (not a regular file, not JSON,
     not a mapping with a unit description and the key its name says): treated as absent,
@@ -294,7 +276,9 @@ def record_problem(
     be those of that unit's split with each of its metrics exactly once, each a value the
     metric can take with counts and seconds a run can have written
     (pmlbench.runner.result_rows.row_problem), identified as that unit
-    (:func:`_identity_problem`); no number in it may lie beyond float range; with ``strict``
+    (:func:`_identity_problem`); its tuning scores must be values of its scoring metric
+    (pmlbench.runner.result_rows.tuning_problem); no number in it may lie beyond float
+    range; with ``strict``
     (a run about to reuse the record) the per-split details must agree too.
     """
     if not isinstance(record, dict):
@@ -327,6 +311,9 @@ def record_problem(
         beyond = _number_beyond_floats(value, part)
         if beyond is not None:
             return f"its {beyond} is an integer beyond the range of any float"
+    problem = tuning_problem(split.get("tuning"))
+    if problem is not None:
+        return problem
     for r in rows:
         problem = row_problem(r)
         if problem is not None:
@@ -388,7 +375,7 @@ def _identity_problem(
             f"its dataset summary names {describe_value(expected['dataset'])}, not "
             f"{describe_value(named)}"
         )
-    expected.update(_split_columns(record.get("split")))
+    expected.update(split_columns(record.get("split")))
     for row in rows:
         problem = identity_problem(row, expected)
         if problem is None:
@@ -412,25 +399,6 @@ def _dataset_name(dataset: dict[str, Any]) -> str | None:
             shown if isinstance(shown, str) and shown else Path(dataset["path"]).expanduser().stem
         )
     return None
-
-
-def _split_columns(split: Any) -> dict[str, Any]:
-    """The results.csv columns a unit's split details fix (pmlbench.runner.outputs.
-    tidy_records writes them from the same split)."""
-    if not isinstance(split, dict):
-        return {}
-    columns = {c: split[c] for c in (*COUNT_COLUMNS, *SECONDS_COLUMNS) if c in split}
-    if isinstance(split.get("bipartition"), str):
-        columns["bipartition"] = split["bipartition"]
-    if isinstance(split.get("tuned"), dict):
-        columns["tuned"] = tuned_text(split["tuned"])
-    tuning = split.get("tuning")
-    if isinstance(tuning, dict):
-        columns["oracle"] = bool(tuning.get("oracle", False))
-    measures = split.get("training_measures")
-    if isinstance(measures, dict):
-        columns.update(measures)
-    return columns
 
 
 def _split_problem(record: dict[str, Any], unit: dict[str, Any], found: Counter) -> str | None:
