@@ -8,7 +8,9 @@
 - the benchmark suite's sweep lists and the reduced suite with its leaderboard, run once
   per session: :func:`suite_params`, :func:`suite_cases`, :func:`reduced_suite`,
   :func:`report_with_leaderboard`;
-- the installed wheel: the :func:`installed_wheel` fixture.
+- the installed wheel: the :func:`installed_wheel` fixture;
+- a run stopped by a signal while its external program sleeps: :func:`start_slow_external`,
+  :func:`assert_process_ends`.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -307,3 +311,60 @@ def regenerated_reference(
         capture_output=True,
     )
     return np.load(out)
+
+
+# ------------------------------------------------------------------ signals and programs
+
+
+def start_slow_external(
+    tmp_path: Path, *extra: str, signals: tuple[int, ...] = (signal.SIGINT,)
+) -> tuple[subprocess.Popen, int]:
+    """A ``pmlbench`` run, in a session of its own, whose external program writes its process
+    id and sleeps; returns the run's process and the program's id once it is sleeping.
+    ``signals`` are set to their default action in the run (a test runner may ignore them)."""
+    pidfile = tmp_path / "program.pid"
+    script = tmp_path / "slow.py"
+    script.write_text(
+        f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pmlbench",
+            "method=external",
+            f"method.command='{{python}} {script} {{train}} {{test}} {{out}}'",
+            "dataset=genbase",
+            "protocol.n_splits=1",
+            "results_store=null",
+            "tune.grid=null",
+            "quiet=true",
+            f"hydra.run.dir={tmp_path / 'run'}",
+            *extra,
+        ],
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in signals],
+    )
+    deadline = time.monotonic() + 180
+    while not pidfile.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert pidfile.exists(), proc.communicate()[0]
+    time.sleep(0.5)
+    return proc, int(pidfile.read_text())
+
+
+def assert_process_ends(pid: int, what: str) -> None:
+    """The process ``pid`` ends within ten seconds (a kill is asynchronous); else it is
+    killed and the test fails, saying that it outlived ``what``."""
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    raise AssertionError(f"the external program outlived {what}")

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.methods import external
 from pmlbench.methods.external import ExternalCommand, ExternalSpec, read_arrays, render_command
+from tests.helpers import assert_process_ends, start_slow_external
 
 # A stand-in "external program": a nearest-centroid scorer. It reads the files the adapter
 # wrote, checks what it was given, and writes what MODE asks for.
@@ -420,51 +421,8 @@ def test_a_sweep_over_method_params_gives_each_value_its_own_label(program, tmp_
 def test_ctrl_c_during_an_external_program_stops_it_too(tmp_path):
     """pmlbench exited with "interrupted" while the program, in a session of its own under
     the unit's child, kept running; now the child's descendants are stopped first."""
-    import subprocess
-    import sys
-
-    pidfile = tmp_path / "program.pid"
-    script = tmp_path / "slow.py"
-    script.write_text(
-        f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
-    )
-    command = f"method.command='{{python}} {script} {{train}} {{test}} {{out}}'"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pmlbench",
-            "method=external",
-            command,
-            "dataset=genbase",
-            "protocol.n_splits=1",
-            "results_store=null",
-            "tune.grid=null",
-            "quiet=true",
-            f"hydra.run.dir={tmp_path / 'run'}",
-        ],
-        cwd=tmp_path,
-        start_new_session=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    deadline = time.monotonic() + 120
-    while not pidfile.exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-    assert pidfile.exists(), proc.communicate()[0]
-    time.sleep(0.5)
-    program = int(pidfile.read_text())
+    proc, program = start_slow_external(tmp_path)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
     output, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, output
-    for _ in range(50):  # the kill is asynchronous: give the kernel a moment
-        try:
-            os.kill(program, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(program, signal.SIGKILL)
-        raise AssertionError("the external program outlived the interrupted run")
+    assert_process_ends(program, "the interrupted run")

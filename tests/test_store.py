@@ -388,7 +388,7 @@ def test_a_fifo_named_like_a_record_is_damaged_not_a_hang(tmp_path, genbase_conf
     outcome = tmp_path / "store" / f"{record.stem}.failed.json"
     os.mkfifo(outcome)
     damaged = list(iter_damaged(tmp_path / "store"))
-    assert [(d.path, d.problem) for d in damaged] == [(record, "not a regular file")]
+    assert [(d.path, d.problem) for d in damaged] == [(record, "not a regular file (a FIFO)")]
     run_config(genbase_config, tmp_path / "b", quiet=True, store=store)
     units = json.loads((tmp_path / "b" / "units.json").read_text())["units"]
     assert sorted(u["status"] for u in units) == ["cached", "computed"]

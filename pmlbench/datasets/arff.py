@@ -172,6 +172,8 @@ def _sparse_indices(line: str) -> list[int]:
 def _refuse_repeated_indices(data_lines: list[str], what: str) -> None:
     """A sparse row naming one attribute twice is ambiguous (sum? last?): refuse it."""
     for number, line in enumerate(data_lines, start=1):
+        if not line.lstrip().startswith("{"):
+            continue  # a dense row (a file may mix both forms, row by row)
         seen: set[int] = set()
         for index in _sparse_indices(line):
             if index not in seen:
@@ -232,6 +234,9 @@ def load_arff(
         if line.strip() and not line.lstrip().startswith("%")
     ]
     sparse = bool(data_lines) and data_lines[0].lstrip().startswith("{")
+    # Weka reads each row in its own form, so a dense file may hold sparse rows: their
+    # omitted values and repeated indices need the same checks as a sparse file's
+    any_sparse = any(line.lstrip().startswith("{") for line in data_lines)
     try:
         parsed = arff.loads(
             text, encode_nominal=True, return_type=arff.COO if sparse else arff.DENSE
@@ -241,8 +246,9 @@ def load_arff(
     attributes = [a[0] for a in parsed["attributes"]]
     kinds = [a[1] for a in parsed["attributes"]]
     n_attr = len(attributes)
-    if sparse:
+    if any_sparse:
         _refuse_repeated_indices(data_lines, what)
+    if sparse:
         values, rows, cols = parsed["data"]
         n = len(data_lines)  # rows with no stored value still count
         numeric = [not isinstance(v, str) for v in values]  # string attributes are no features
@@ -297,7 +303,7 @@ def load_arff(
                 f"{what}: cannot tell which attributes are labels; give dataset.xml=<Mulan XML> "
                 "or dataset.label_count=<number of labels> (negative: labels come first)"
             )
-    if sparse:
+    if any_sparse:
         _refuse_omitted_labels_meaning_one(label_cols, attributes, kinds, what)
     label_set = set(label_cols)
     feature_cols = [j for j in range(n_attr) if j not in label_set and _is_feature_kind(kinds[j])]

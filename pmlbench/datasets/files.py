@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pmlbench.core.regular_files import regular_file_problem
+from pmlbench.core.safe_text import has_hidden, visible
 from pmlbench.datasets.arff import load_arff
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.datasets.matlab import load_mat
@@ -45,6 +47,16 @@ def load_file(
             "or mat"
         )
     what = f"dataset.path={path}"
+    for key, named in (("dataset.path", path), ("dataset.xml", xml)):
+        problem = None if named is None else regular_file_problem(Path(named).expanduser())
+        if problem is not None:
+            raise PmlbenchError(f"{key}={named} is {problem}; give the path of a data file")
+    if display_name is not None and (not str(display_name).strip() or has_hidden(display_name)):
+        raise PmlbenchError(
+            f"dataset.display_name={visible(str(display_name))!r} is empty or holds control, "
+            "format or bidirectional characters, which would act in terminals and files "
+            "instead of being shown; give the dataset a plain name"
+        )
     check_data_file(p, what)
     if fmt != "arff" and (xml is not None or label_count is not None):
         given = "dataset.xml" if xml is not None else "dataset.label_count"

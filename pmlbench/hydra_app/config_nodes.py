@@ -13,6 +13,7 @@ from __future__ import annotations
 from hydra.core.config_store import ConfigStore
 
 from pmlbench.errors import PluginError
+from pmlbench.hydra_app.overrides import hidden_name_problem
 from pmlbench.plugins import registry
 from pmlbench.plugins.parameters import plugin_parameters
 from pmlbench.protocol.method_defaults import method_node
@@ -20,11 +21,20 @@ from pmlbench.protocol.settings import defaults
 
 
 def register_config_nodes() -> list[str]:
-    """Store a node for every dataset, noise and method plugin; return problems found."""
+    """Store a node for every dataset, noise and method plugin; return problems found. A
+    plugin whose entry-point or distribution name holds a hidden character
+    (pmlbench.hydra_app.overrides.hidden_name_problem) gets no node: Hydra would print the
+    name raw in ``pmlbench --help`` and its errors, and it cannot be selected anyway."""
     store = ConfigStore.instance()
     problems: list[str] = []
     for kind in ("dataset", "noise", "method"):
         for name, info in registry.plugins(kind).items():
+            hidden = hidden_name_problem(kind, name, info.distribution)
+            if hidden is not None:
+                # such a name would act in every place Hydra prints the groups' options
+                # (--help, an unknown option's error); it cannot be selected either
+                problems.append(f"{hidden}; it is not offered")
+                continue
             try:
                 obj = info.load()
                 if kind == "method":

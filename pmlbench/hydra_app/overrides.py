@@ -10,7 +10,8 @@ from __future__ import annotations
 import difflib
 from typing import Any, cast
 
-from pmlbench.errors import PmlbenchError
+from pmlbench.core.safe_text import has_hidden, visible
+from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.hydra_app.config_tree import config_dir
 from pmlbench.plugins import registry
 
@@ -57,7 +58,42 @@ def check_group_choices(overrides: list[str], presets: dict[str, set[str]]) -> N
         for choice in value.split(","):
             choice = choice.strip()
             if choice and choice not in presets.get(key, set()):
-                registry.get(GROUP_KINDS[key], choice)
+                _check_choice(GROUP_KINDS[key], choice)
+
+
+def hidden_name_problem(kind: str, name: str, distribution: object) -> str | None:
+    """``<kind> plugin '<name>' (distribution '<d>') has ... characters in its name`` when the
+    entry-point or distribution name holds a hidden character (pmlbench.core.safe_text.
+    visible), shown escaped; None for a plain name. Such a plugin is neither offered
+    (pmlbench.hydra_app.config_nodes) nor selectable (:func:`check_group_choices`)."""
+    if not (has_hidden(name) or has_hidden(str(distribution))):
+        return None
+    return (
+        f"{kind} plugin '{visible(name)}' (distribution '{visible(str(distribution))}') has "
+        "control, format or bidirectional characters in its name"
+    )
+
+
+def _check_choice(kind: str, name: str) -> None:
+    """The plugin ``name`` of ``kind`` exists and has a plain name; else one line listing
+    the plain names (a name with hidden characters is neither selectable nor shown raw)."""
+    available = registry.plugins(kind)
+    if name not in available:
+        plain = [n for n in available if not has_hidden(n)]
+        close = difflib.get_close_matches(name, plain, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hidden = len(available) - len(plain)
+        more = f" ({hidden} more with unprintable names)" if hidden else ""
+        raise PluginError(
+            f"unknown {kind} {visible(name)!r}; available: {', '.join(plain) or '(none)'}"
+            f"{more}{hint}"
+        )
+    problem = hidden_name_problem(kind, name, available[name].distribution)
+    if problem is not None:
+        raise PluginError(
+            f"{problem}, which would reach terminals and result files; uninstall that package"
+        )
+    registry.get(kind, name)
 
 
 def check_parameter_keys(overrides: list[str], presets: dict[str, set[str]]) -> None:

@@ -40,6 +40,7 @@ from omegaconf import DictConfig, OmegaConf
 from rich.text import Text
 
 from pmlbench.core.atomic import atomic_write_text
+from pmlbench.core.safe_text import visible
 from pmlbench.hydra_app.launchers import (
     JOBLIB_LAUNCHER,
     SUBMITIT_LAUNCHER,
@@ -255,11 +256,12 @@ def sweep_summary(sweep_dir: Path, store: str | None) -> list[str]:
     if broken:
         parts.append(stopped_jobs_part(broken))
     unfinished = sum(counts[status] for status in UNFINISHED) + len(broken)
+    where_to = visible(str(sweep_dir))  # paths the user chose, shown as pmlbench shows names
     lines = [
         f"sweep done: {len(jobs)} job{'s' if len(jobs) != 1 else ''}, {n_units} units: "
         + ", ".join(parts),
-        f"results: {sweep_dir}" + (f" (store: {store})" if store else ""),
-        f"next: pmlbench report {sweep_dir}",
+        f"results: {where_to}" + (f" (store: {visible(store)})" if store else ""),
+        f"next: pmlbench report {where_to}",
     ]
     if unfinished:
         lines[-1] += " (it lists what did not finish; rerunning the sweep retries failures)"
@@ -281,7 +283,7 @@ def stopped_jobs_part(names: list[str]) -> str:
     the summary's part on jobs that stopped outside any unit, naming their directories."""
     from pmlbench.runner.format import ERROR_FILE
 
-    shown = ", ".join(names[:NAMED_JOBS])
+    shown = ", ".join(visible(name) for name in names[:NAMED_JOBS])  # override values
     if len(names) > NAMED_JOBS:
         shown += f" and {len(names) - NAMED_JOBS} more"
     plural = "s" if len(names) > 1 else ""
@@ -370,7 +372,9 @@ def _started(job_dir: Path) -> float | None:
 
 
 def progress_line(status: dict[str, Any], description: str, width: int = 20) -> Text:
-    """One printable line: bar, done/total jobs, elapsed, ETA, then the job's description."""
+    """One printable line: bar, done/total jobs, elapsed, ETA, then the job's description
+    (its overrides and directory name, shown by pmlbench.core.safe_text.visible: an escape
+    code or a bidirectional control in an override value is shown, never acted on)."""
     total, done = status["total"], status["done"]
     filled = round(width * done / total) if total else 0
     line = Text("sweep ", style="bold")
@@ -380,5 +384,5 @@ def progress_line(status: dict[str, Any], description: str, width: int = 20) -> 
         f" {done}/{total if total else '?'} jobs  {_duration(status['elapsed'])} "
         f"elapsed  eta {_duration(status['eta'])}  "
     )
-    line.append(description, style="dim")
+    line.append(visible(description), style="dim")  # overrides and names: the user's text
     return line

@@ -1,14 +1,15 @@
-"""How a command stops when it is told to: Ctrl-C (SIGINT) or SIGTERM (``kill``, ``timeout``,
-a scheduler ending a job).
+"""How a command stops when it is told to: Ctrl-C (SIGINT), SIGTERM (``kill``, ``timeout``,
+a scheduler ending a job) or SIGHUP (its terminal closed).
 
-Both become an exception in the main thread, ``KeyboardInterrupt`` for SIGINT and
-:class:`Terminated` (a ``KeyboardInterrupt`` too) for SIGTERM, so that one path stops
+Each becomes an exception in the main thread, ``KeyboardInterrupt`` for SIGINT and
+:class:`Terminated` (a ``KeyboardInterrupt`` too) for SIGTERM and SIGHUP, so that one path stops
 everything a command started: a running unit's child process with the processes it
 started (pmlbench.runner.timeout stops them on any exception), and in a joblib sweep the
 launcher's worker processes with all of theirs (joblib kills its pool's process trees when
 an exception reaches it). The command then exits with the shell's status for the signal,
-128 + its number (130, 143), after one line (pmlbench.cli.main). Python's own default for
-SIGTERM is to die on the spot, which left a joblib sweep's workers and their units running.
+128 + its number (130, 143, 129), after one line (pmlbench.cli.main). Python's own default
+for SIGTERM and SIGHUP is to die on the spot, which left a joblib sweep's workers and their
+units running, and an external program in its session of its own (pmlbench.methods.external).
 After the first signal the process ignores further ones, so that the stopping is not itself
 cut short.
 
@@ -52,11 +53,14 @@ from omegaconf import DictConfig, OmegaConf
 # start with "resource_tracker:" (the message field matches the start of a message)
 TRACKER_WARNINGS = "ignore:resource_tracker:UserWarning"
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# SIGHUP exists on POSIX systems only
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread as Ctrl-C raises ``KeyboardInterrupt``."""
+    """SIGTERM or SIGHUP, raised in the main thread as Ctrl-C raises ``KeyboardInterrupt``."""
 
     def __init__(self, signum: int = signal.SIGTERM) -> None:
         super().__init__(int(signum))  # args survive pickling (a joblib worker's exception)
@@ -68,12 +72,12 @@ class Terminated(KeyboardInterrupt):
 
 def exit_status(exc: KeyboardInterrupt) -> int:
     """The shell's status for a command ended by the signal behind ``exc``: 128 + its
-    number (130 for SIGINT, 143 for SIGTERM)."""
+    number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP)."""
     return 128 + int(getattr(exc, "signum", signal.SIGINT))
 
 
 def signal_name(exc: KeyboardInterrupt) -> str:
-    """``SIGINT`` or ``SIGTERM``: the signal behind ``exc``."""
+    """``SIGINT``, ``SIGTERM`` or ``SIGHUP``: the signal behind ``exc``."""
     return signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
 
 
@@ -87,21 +91,24 @@ def _raise_for(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def stop_on_signals(job_process: bool = False) -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM raise ``KeyboardInterrupt`` / :class:`Terminated`
-    in the main thread (see the module docstring); the previous handlers come back after it.
+    """Within the block, SIGINT, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` /
+    :class:`Terminated` in the main thread (see the module docstring); the previous handlers
+    come back after it.
 
     Python's default handlers are replaced (``default_int_handler`` for SIGINT, ``SIG_DFL``
-    for SIGTERM), others are left alone, except that with ``job_process`` (the block runs a
-    job in a launcher's process, a joblib worker or a submitit job) SIGTERM's handler is
+    for SIGTERM and SIGHUP), others are left alone, except that with ``job_process`` (the
+    block runs a job in a launcher's process, a joblib worker or a submitit job) SIGTERM's
+    handler is
     replaced whatever it is: submitit's only logs the signal, so that a cancelled SLURM job
     went on computing (recording units whose pool processes SLURM had killed as failed)
-    until SIGKILL. An ignored signal stays ignored; outside the main thread the block
-    changes nothing.
+    until SIGKILL. An ignored signal stays ignored (``nohup`` ignores SIGHUP); outside the
+    main thread the block changes nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    defaults: dict[int, Any] = {signum: signal.SIG_DFL for signum in STOP_SIGNALS}
+    defaults[signal.SIGINT] = signal.default_int_handler
     previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     replaced = [
         signum

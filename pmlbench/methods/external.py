@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -41,9 +42,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from pmlbench.core.checks import check_features, check_label_matrix
-from pmlbench.core.console import escape_control
 from pmlbench.core.digest import content_digest
 from pmlbench.core.parameters import Dict, Options, Type, ValidatedParameters, validate_parameters
+from pmlbench.core.regular_files import regular_file_problem
+from pmlbench.core.safe_text import visible
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.methods._constraints import POSITIVE, REAL, SEED
 
@@ -100,6 +102,8 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
     "xargs": (frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"}), 0),
 }
+# Environment variables naming a file a shell runs before its script (bash, POSIX sh).
+STARTUP_VARIABLES = ("BASH_ENV", "ENV")
 # Wrapper options that change what runs where: the key could not follow them.
 _UNFOLLOWABLE = {"env": ("-C", "--chdir", "-S", "--split-string"), "xargs": ("",)}
 
@@ -123,19 +127,31 @@ def _unwrap(argv: list[str]) -> list[str]:
             if option == "--":
                 break
             flag = option.split("=", 1)[0]
-            if any(
-                flag == bad or (bad and flag.startswith(bad)) for bad in _UNFOLLOWABLE.get(name, ())
+            bad = _UNFOLLOWABLE.get(name, ())
+            if (
+                any(flag == b or (b and flag.startswith(b)) for b in bad)
+                or (
+                    not flag.startswith("--")  # a cluster of short options: env -iC sub
+                    and any(f"-{c}" in bad for c in flag[1:])
+                )
             ):
                 _refuse(f"runs its program through '{name} {flag}'")
-            if flag in takes_value and "=" not in option and rest:
+            last = flag if flag.startswith("--") else f"-{flag[-1]}"
+            if (flag in takes_value or last in takes_value) and "=" not in option and rest:
                 rest.pop(0)
         if name in _UNFOLLOWABLE and "" in _UNFOLLOWABLE[name]:
             _refuse(f"runs its program through {name}")
         if name == "env":
             while rest and "=" in rest[0] and not rest[0].startswith("="):
-                rest.pop(0)
+                variable = rest.pop(0).split("=", 1)[0]
+                if variable in STARTUP_VARIABLES:
+                    _refuse(f"sets {variable}, a file the shell runs before its script")
         argv = rest[operands:]
     return argv
+
+
+# Shell options naming a file the shell runs before its script.
+STARTUP_OPTIONS = ("--rcfile", "--init-file")
 
 
 def _shell_script(argv: list[str]) -> str | None:
@@ -151,11 +167,13 @@ def _shell_script(argv: list[str]) -> str | None:
     rest, script_mode = argv[1:], False
     while rest and rest[0][:1] in "-+" and len(rest[0]) > 1 and rest[0] != "--":
         option = rest.pop(0)
+        if option.split("=", 1)[0] in STARTUP_OPTIONS:
+            _refuse(f"starts a shell with '{option}', a file it runs first")
         if option.startswith("--"):
             continue
         if "c" in option[1:] and option[0] == "-":
             script_mode = True
-        if option[-1] == "o" and rest:  # -o / +o take an option name
+        if option[-1] in "oO" and rest:  # -o / +o / -O / +O take an option name
             rest.pop(0)
     if rest and rest[0] == "--":
         rest.pop(0)
@@ -176,7 +194,14 @@ def _refuse(problem: str) -> None:
     )
 
 
-def check_shell_script(command: str, depth: int = 3) -> None:
+# words that change the directory the rest runs in, and commands that run text the key
+# cannot read (a string, an alias, a sourced file)
+_CHANGE_DIRECTORY = ("cd", "pushd", "popd", "chdir")
+_RUN_TEXT = ("eval", "alias", "source", ".")
+_OPERATORS = (";", "&&", "||", "|", "&", "(", ")", "{", "}")
+
+
+def check_shell_script(command: str, depth: int = 3, workdir: str | None = None) -> None:
     """Refuse a command whose files the result key cannot follow.
 
     A unit's key covers the files named by the words of ``method.command``, of a shell
@@ -184,9 +209,22 @@ def check_shell_script(command: str, depth: int = 3) -> None:
     (pmlbench.runner.units). One rule for every shell form: the program is found behind any
     wrappers (``env``, ``exec``, ``nice``, ``timeout`` ...), and a shell's script (``-c`` in
     any flag cluster: ``sh -ec``, ``bash -xc``) is read, its own commands checked the same
-    way. Behind a ``cd`` to another directory, a word built by the shell at run time
-    (``$VAR``, ``$(...)``, backquotes), a wrapper that changes directory, or a shell reading
-    standard input, a file edit would reuse stale numbers, so such a command is refused.
+    way; a shell anywhere else (behind a program the key does not know: ``taskset -c 0 sh
+    -c ...``) is refused, and every word that is itself a command line (``script -c '...'``,
+    ``octave --eval '...'``) is checked for what follows. Behind a ``cd`` to another
+    directory, a word built by the shell at run time (``$VAR``, ``$(...)``, backquotes, a
+    glob such as ``su*/prog.py``), text run as commands (``eval``, ``alias``, ``source``,
+    ``.``), a shell startup file (``--rcfile``, ``BASH_ENV``), a wrapper that changes
+    directory, or a shell reading standard input, a file edit would reuse stale numbers, so
+    such a command is refused. A script *file* run by a shell (``sh run.sh``, or ``./run.sh``
+    starting with ``#!/bin/sh``) is followed too: its content is checked the same way (its
+    positional parameters ``$1``, ``"$@"`` ... allowed), and as the key covers the file but
+    not the files it names, a script naming another existing file is refused.
+
+    Args:
+        command: ``method.command``.
+        depth: how many nested command lines are followed.
+        workdir: ``method.workdir``, where relative paths are also looked up.
 
     Raises:
         PmlbenchError: (one line) naming the construct and the fix.
@@ -195,29 +233,194 @@ def check_shell_script(command: str, depth: int = 3) -> None:
         argv = shlex.split(command)
     except ValueError:
         return  # render_command reports it
-    script = _shell_script(_unwrap(argv))
-    if script is None:
+    program = _unwrap(argv)
+    script = _shell_script(program)
+    if script is not None:
+        _check_commands(script, depth, shell=True, workdir=workdir)
         return
-    if any(c in script for c in "$`"):
-        _refuse("runs a shell script that builds words at run time ($VAR, $(...) or backquotes)")
+    script_file = _script_file(program, _folders(workdir))
+    if script_file is not None:
+        _check_script_file(script_file, depth, workdir)
+        return
+    for word in program[1:]:
+        if Path(word).name in SHELLS:
+            _refuse(
+                f"runs a shell ({Path(word).name}) behind {Path(program[0]).name!r}, a program "
+                "the key cannot see through"
+            )
+    for word in program[1:]:
+        if any(c.isspace() for c in word) and depth > 0:
+            _check_commands(word, depth, shell=False, workdir=workdir)
+
+
+def _without_comments(script: str) -> str:
+    """``script`` without its comments: a ``#`` starting a word outside quotes, up to the end
+    of its line (the newline stays: it ends a command)."""
+    kept: list[str] = []
+    quote, escaped, comment = "", False, False
+    for i, char in enumerate(script):
+        if comment:
+            comment = char != "\n"
+            if comment:
+                continue
+        elif escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or script[i - 1].isspace() or script[i - 1] in ";&|()"):
+            comment = True
+            continue
+        kept.append(char)
+    return "".join(kept)
+
+
+def _script_words(script: str, *, comments: bool = False) -> list[str]:
+    """The words and operators of a shell script (none when its quotes do not balance);
+    with ``comments`` (a script file), its comments are left out."""
+    if comments:
+        script = _without_comments(script)
     try:
-        lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+        # a newline ends a command as ";" does (shlex reads it as a space)
+        lexer = shlex.shlex(script.replace("\n", " ; "), posix=True, punctuation_chars=True)
         lexer.whitespace_split, lexer.commenters = True, ""
-        words = list(lexer)
+        return list(lexer)
     except ValueError:
-        words = []
-    for word, target in zip(words, [*words[1:], ""], strict=True):
-        if word in ("cd", "pushd", "popd", "chdir") and target != "{workdir}":
+        return []
+
+
+def _check_commands(
+    script: str, depth: int, *, shell: bool, workdir: str | None = None, comments: bool = False
+) -> None:
+    """Check a command line inside ``method.command``: a shell's script (``shell``), or a
+    word of another program that reads as one."""
+    if comments:
+        script = _without_comments(script)
+    if shell and any(c in script for c in "$`"):
+        _refuse("runs a shell script that builds words at run time ($VAR, $(...) or backquotes)")
+    words = _script_words(script)
+    for word, target in zip(words, [*words[1:], ""][: len(words)], strict=True):
+        if word in _CHANGE_DIRECTORY and target != "{workdir}":
             _refuse(f"runs a shell script that changes directory ({word} {target})")
+        if shell and _is_glob(word):
+            _refuse(f"runs a shell script whose word {word!r} matches file names at run time")
     commands: list[list[str]] = [[]]
     for word in words:
-        if word in (";", "&&", "||", "|", "&", "(", ")", "{", "}"):
+        if word in _OPERATORS:
             commands.append([])
         else:
             commands[-1].append(word)
     for simple in commands:
+        words_run = [w for w in simple if not _is_assignment(w)]
+        if words_run and words_run[0] in _RUN_TEXT:
+            _refuse(f"runs a shell script that runs text as commands ({words_run[0]})")
         if simple and depth > 0:
-            check_shell_script(shlex.join(simple), depth - 1)
+            check_shell_script(shlex.join(simple), depth - 1, workdir)
+
+
+# A script file larger than this is no wrapper script: refused rather than read.
+_SCRIPT_LIMIT = 1 << 20
+# a script's own arguments: $1, ${2}, "$@", $*, $# (the values pmlbench passes it)
+_POSITIONAL = re.compile(r"\$(\d|\{\d+\}|@|\*|#|\{[@*#]\})")
+# Folders of the system's own programs and libraries: a script naming /usr/bin/python3 names
+# an interpreter, not a file of the method.
+_SYSTEM_FOLDERS = tuple(
+    dict.fromkeys(
+        Path(p).resolve()
+        for p in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", sys.base_prefix, sys.prefix)
+    )
+)
+
+
+def _folders(workdir: str | None) -> list[Path]:
+    """Where a relative path of the command is looked up: the working directory, then
+    ``method.workdir`` (as pmlbench.runner.units does for the key)."""
+    return [Path("."), *([Path(workdir).expanduser()] if workdir else [])]
+
+
+def _existing_file(word: str, folders: list[Path]) -> Path | None:
+    try:
+        path = Path(word).expanduser()
+        for candidate in [path] if path.is_absolute() else [f / path for f in folders]:
+            if candidate.is_file():
+                return candidate
+    except (OSError, ValueError):  # not a path (a NUL byte, too long)
+        pass
+    return None
+
+
+def _script_file(program: list[str], folders: list[Path]) -> Path | None:
+    """The script file ``program`` has a shell run (``sh run.sh``, or ``./run.sh`` whose
+    ``#!`` line names a shell); None when it runs none, or the file does not exist (the
+    program then fails by itself)."""
+    if not program:
+        return None
+    if Path(program[0]).name in SHELLS:
+        operands = [w for w in program[1:] if not w.startswith(("-", "+"))]
+        return _existing_file(operands[0], folders) if operands else None
+    found = _existing_file(program[0], folders)
+    if found is None:
+        return None
+    try:
+        with open(found, "rb") as file:
+            first = file.read(256).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if words and Path(words[0]).name == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    return found if words and Path(words[0]).name in SHELLS else None
+
+
+def _check_script_file(path: Path, depth: int, workdir: str | None) -> None:
+    """Follow a script file a shell runs: its commands are checked as a ``-c`` script's
+    are, and a word naming another existing file (outside the system's folders) is refused,
+    because the key covers the script's bytes, not the files it names."""
+    problem = regular_file_problem(path, _SCRIPT_LIMIT)
+    try:
+        text = None if problem else path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = str(exc)
+        text = None
+    if text is None:
+        _refuse(f"has a shell run the script file {path}, which cannot be read ({problem})")
+        return
+    script = _POSITIONAL.sub("", "\n".join(text.splitlines()[text.startswith("#!") :]))
+    try:
+        _check_commands(script, depth, shell=True, workdir=workdir, comments=True)
+    except PmlbenchError as error:
+        raise PmlbenchError(f"in the script file {path}, {error}") from None
+    own = path.resolve()
+    folders = [path.parent, *_folders(workdir)]
+    for word in _script_words(script, comments=True):
+        named = _existing_file(word, folders)
+        if named is None or named.resolve() == own:
+            continue
+        resolved = named.resolve()
+        if any(resolved.is_relative_to(system) for system in _SYSTEM_FOLDERS):
+            continue
+        _refuse(
+            f"has a shell run the script file {path}, which names {visible(word)!r} (the key "
+            "covers the script itself, not what it names)"
+        )
+
+
+def _is_assignment(word: str) -> bool:
+    name, equals, _ = word.partition("=")
+    return bool(equals) and name.isidentifier()
+
+
+def _is_glob(word: str) -> bool:
+    """Whether a shell would expand ``word`` into file names (``*``, ``?``, ``[...]``);
+    the test commands ``[`` and ``[[`` are no globs."""
+    if word in ("[", "]", "[[", "]]"):
+        return False
+    return "*" in word or "?" in word or ("[" in word and "]" in word[word.index("[") + 1 :])
 
 
 def write_arrays(path: Path, arrays: dict[str, Any], file_format: str) -> None:
@@ -273,7 +476,7 @@ def _stderr_tail(stderr: str) -> str:
     """The program's last stderr lines on one line, control characters escaped: the text
     goes to the terminal, the store and the report, where an escape sequence must not act."""
     lines = [line for line in (stderr or "").strip().splitlines() if line.strip()]
-    tail = escape_control(" | ".join(lines[-_STDERR_LINES:]), newlines=True)
+    tail = visible(" | ".join(lines[-_STDERR_LINES:]))
     return tail[-1500:] if tail else "(no stderr output)"
 
 
@@ -290,8 +493,10 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
         params: hyper-parameters handed to the program (``param_<name>`` in the train file and
             ``{name}`` in the command); the placeholder names above are reserved.
         workdir: the program's working directory (``{workdir}``); the exchange files of each
-            call are kept in a fresh subdirectory ``exchange-*`` of it, so that parallel
-            jobs never read each other's files (default: a temporary directory for both).
+            call are written to a fresh subdirectory ``exchange-*`` of it, so that parallel
+            jobs never read each other's files; after a successful call the train, test and
+            out files are removed, after a failed one kept (default: a temporary directory
+            for both).
         random_state: the split's seed, an integer in [0, 2**32), written to the train file
             as ``seed`` (-1 when None).
 
@@ -347,7 +552,7 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
         # a subclass builds the spec from parameters of its own: check what the program gets
         validate_parameters(dataclasses.asdict(spec), ExternalCommand.parameter_constraints)
         render_command(spec.command, self._values(spec, Path(".")))  # fail before any split work
-        check_shell_script(spec.command)
+        check_shell_script(spec.command, workdir=spec.workdir)
         self.X_train_ = check_features(X)
         self.Y_train_ = check_label_matrix(
             Y, what="candidate labels", n_rows=self.X_train_.shape[0]
@@ -379,7 +584,8 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
             folder = cwd = Path(tmp)
             if spec.workdir:
                 # parallel jobs share a workdir: each call exchanges its files in a fresh
-                # directory of its own there (kept for debugging), never under shared names
+                # directory of its own there, never under shared names (its files are kept
+                # for debugging when the call fails)
                 cwd = Path(spec.workdir).expanduser().resolve()  # the program runs there
                 cwd.mkdir(parents=True, exist_ok=True)
                 folder = Path(tempfile.mkdtemp(prefix="exchange-", dir=cwd))
@@ -400,6 +606,11 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
             scores, labels = self._read_output(
                 out, spec, (X.shape[0], self.Y_train_.shape[1]), argv[0]
             )
+            if spec.workdir:
+                # the data copies and the scores (now read) would pile up call after call;
+                # what the program wrote besides is kept
+                for name in ("train", "test", "out"):
+                    Path(values[name]).unlink(missing_ok=True)
         # the program fits and predicts in one run: its time is this method's fit time
         self.diagnostics_ = {"fit_seconds": seconds, "external_command": " ".join(argv[:1])}
         self._cache = (key, scores, labels)
@@ -424,6 +635,9 @@ class ExternalCommand(ValidatedParameters, BaseEstimator):
                 f"external program {program!r} wrote complex scores; scores must be real "
                 "numbers (write their real part or magnitude)"
             )
+        if np.asarray(arrays["scores"]).dtype.kind in "OUSV":
+            # text or objects would be parsed (or not) by numpy's rules: no scores
+            raise PluginError(f"external program {program!r} wrote non-numeric scores")
         try:
             scores = _orient("scores", arrays["scores"], shape, program).astype(np.float64)
         except (TypeError, ValueError):

@@ -18,6 +18,7 @@ import pandas as pd
 from rich.console import Console
 
 from pmlbench.core.atomic import atomic_write, atomic_write_text
+from pmlbench.core.safe_text import csv_frame
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import bayes as bayes_tables
 from pmlbench.report import disambiguation as disambiguation_tables
@@ -40,9 +41,9 @@ from pmlbench.report.figures import (
     posthoc_name,
 )
 from pmlbench.report.model import Report, ReportOptions
-from pmlbench.report.outdir import replace_previous
+from pmlbench.report.outdir import replace_previous, subfolder
 from pmlbench.report.prepare import prepare
-from pmlbench.report.render import markdown_table, metric_name
+from pmlbench.report.render import markdown_escape, markdown_table, metric_name
 from pmlbench.report.sources import load_results
 from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE, declined_cells, place_unfinished
 from pmlbench.runner.status import Status
@@ -50,6 +51,7 @@ from pmlbench.stats.bayesian import DEFAULT_THRESHOLD
 from pmlbench.stats.wtl import UNTESTED, Comparisons, compare_with_reference, win_tie_loss
 
 PARQUET_FILE = "results.parquet"
+PLOTS_DIR = "plots"  # the figures' folder inside --out
 MISSING_PYARROW = "--format parquet needs pyarrow: pip install 'pmlbench[parquet]'"
 
 
@@ -225,7 +227,7 @@ def stats_markdown(report: Report) -> str:
             else ""
         )
         parts.append(
-            f"\n## {metric_name(metric)}\n\n"
+            f"\n## {markdown_escape(metric_name(metric))}\n\n"
             f"Friedman chi2_F = {f.chi2:.3f} (p = {f.pvalue:.3g}), {iman_davenport_text(f)} "
             f"(p = {f.f_pvalue:.3g}); k = {f.k} methods, N = {f.n_blocks} blocks{cd}."
             "\n\n"
@@ -233,7 +235,9 @@ def stats_markdown(report: Report) -> str:
         order = sorted(zip(f.average_ranks, f.methods, strict=True))
         parts.append(
             markdown_table(
-                ["method", "average rank"], [[m, f"{rank:.3f}"] for rank, m in order], ["l", "r"]
+                ["method", "average rank"],
+                [[markdown_escape(m), f"{rank:.3f}"] for rank, m in order],
+                ["l", "r"],
             )
         )
         significant = r.pairwise[r.pairwise["significant_nemenyi"] | r.pairwise["significant_holm"]]
@@ -244,8 +248,8 @@ def stats_markdown(report: Report) -> str:
                     ["method", "method", "rank difference", "p (Nemenyi)", "p (Holm)"],
                     [
                         [
-                            s.method_a,
-                            s.method_b,
+                            markdown_escape(s.method_a),
+                            markdown_escape(s.method_b),
                             f"{abs(s.rank_a - s.rank_b):.3f}",
                             f"{s.p_nemenyi:.3g}",
                             f"{s.p_holm:.3g}",
@@ -257,12 +261,12 @@ def stats_markdown(report: Report) -> str:
             )
         if r.control is not None:
             parts.append(
-                f"\nHolm post-hoc against {reference}:\n\n"
+                f"\nHolm post-hoc against {markdown_escape(str(reference))}:\n\n"
                 + markdown_table(
                     ["method", "average rank", "z", "p", "p (Holm)", "significant"],
                     [
                         [
-                            c.method,
+                            markdown_escape(c.method),
                             f"{c.rank:.3f}",
                             f"{c.z:.3f}",
                             f"{c.p:.3g}",
@@ -275,7 +279,10 @@ def stats_markdown(report: Report) -> str:
                 )
             )
     if report.wilcoxon is not None and len(report.wilcoxon):
-        parts.append(f"\n## Wilcoxon signed-rank test of {reference} across datasets\n\n")
+        parts.append(
+            f"\n## Wilcoxon signed-rank test of {markdown_escape(str(reference))} across "
+            "datasets\n\n"
+        )
         parts.append(
             markdown_table(
                 [
@@ -290,8 +297,8 @@ def stats_markdown(report: Report) -> str:
                 ],
                 [
                     [
-                        w.baseline,
-                        metric_name(w.metric),
+                        markdown_escape(w.baseline),
+                        markdown_escape(metric_name(w.metric)),
                         str(w.n_datasets),
                         str(w.reference_better),
                         str(w.baseline_better),
@@ -314,8 +321,8 @@ def summary_markdown(report: Report) -> str:
         "# Summary\n",
         f"{len(report.loaded.files)} result files; {p.records['dataset'].nunique()} "
         f"datasets, {len(p.blocks)} PML datasets (dataset x noise level), "
-        f"{len(p.methods)} methods ({', '.join(p.methods)}), metrics: "
-        f"{', '.join(metric_name(m) for m in p.metrics)}.",
+        f"{len(p.methods)} methods ({', '.join(markdown_escape(m) for m in p.methods)}), "
+        f"metrics: {', '.join(markdown_escape(metric_name(m)) for m in p.metrics)}.",
     ]
     if report.comparisons is not None:
         lines.append("\n## Win/tie/loss per PML dataset")
@@ -336,12 +343,14 @@ def summary_markdown(report: Report) -> str:
         lines += summary.bayesian_sentences(report.bayes)
     if report.warnings or report.notes:
         lines.append("\n## Warnings and notes\n")
-        lines += [f"- {w}" for w in [*report.warnings, *report.notes]]
+        lines += [f"- {markdown_escape(w)}" for w in [*report.warnings, *report.notes]]
     return "\n".join(lines) + "\n"
 
 
 def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
-    atomic_write_text(path, frame.to_csv(index=False))
+    """A table as CSV, its text cells safe for a spreadsheet (pmlbench.core.safe_text.csv_cell:
+    hidden characters escaped, no cell run as a formula)."""
+    atomic_write_text(path, csv_frame(frame).to_csv(index=False))
     return path
 
 
@@ -440,11 +449,13 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
         _write_text(summary_markdown(report), out / "summary.md"),
     ]
     draw = report.options.plots and plots.have_matplotlib()
-    figures = draw_figures(report, out / "plots") if draw else []
+    figures = draw_figures(report, subfolder(out, PLOTS_DIR)) if draw else []
     written += figures
     captions = figure_captions(report, figures)
     if captions:
-        written.append(_write_text(captions_markdown(captions, figures), out / "plots" / CAPTIONS))
+        written.append(
+            _write_text(captions_markdown(captions, figures), subfolder(out, PLOTS_DIR) / CAPTIONS)
+        )
     if report.options.html:
         written.append(
             html_page.write_html(

@@ -30,7 +30,7 @@ import numpy as np
 
 from pmlbench import __version__
 from pmlbench.core.atomic import atomic_write_text
-from pmlbench.core.console import escape_control
+from pmlbench.core.safe_text import visible
 from pmlbench.report import bayes as bayes_tables
 from pmlbench.report import disambiguation as disambiguation_tables
 from pmlbench.report import pairwise as pairwise_tables
@@ -182,16 +182,17 @@ def _card(number: Any, label: str, cls: str, href: str | None) -> str:
 
 
 def _e(value: Any) -> str:
-    """Text for HTML: control, bidirectional and zero-width characters shown as escapes
-    (a U+202E in a command line must not reverse what the page shows), then HTML-escaped."""
-    return html.escape(escape_control(str(value)), quote=True)
+    """Text for HTML: hidden characters (controls, bidirectional and other format
+    characters: pmlbench.core.safe_text.visible) shown as escapes (a U+202E in a command
+    line must not reverse what the page shows), then HTML-escaped."""
+    return html.escape(visible(str(value), keep_newlines=True), quote=True)
 
 
 def _shown_strings(value: Any) -> Any:
-    """``value`` with :func:`escape_control` applied to every string in it, keys included
-    (the page's script writes these strings into the page)."""
+    """``value`` with pmlbench.core.safe_text.visible applied to every string in it, keys
+    included (the page's script writes these strings into the page)."""
     if isinstance(value, str):
-        return escape_control(value)
+        return visible(value, keep_newlines=True)
     if isinstance(value, dict):
         return {_shown_strings(k): _shown_strings(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -10,13 +10,14 @@ from __future__ import annotations
 import html
 import re
 
-from pmlbench.core.console import escape_control
+from pmlbench.core.safe_text import visible
+from pmlbench.report.render import markdown_unescape
 
 
 def _inline(text: str) -> str:
-    """Escape a line of the summary (control and bidirectional characters shown as
-    escapes, then HTML) and keep its **bold** and `code`."""
-    text = html.escape(escape_control(text), quote=True)
+    """Escape a line of the summary (its Markdown escapes undone, hidden characters shown
+    as escapes, then HTML) and keep its **bold** and `code`."""
+    text = html.escape(visible(markdown_unescape(text)), quote=True)
     text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
 

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pmlbench.core.atomic import atomic_write_text
+from pmlbench.core.regular_files import MANIFEST_LIMIT, read_text
+from pmlbench.errors import PmlbenchError
 from pmlbench.runner.format import from_json, to_json
 
 MANIFEST = ".pmlbench_report.json"
@@ -24,8 +26,8 @@ MANIFEST = ".pmlbench_report.json"
 def _listed(out: Path) -> list[str]:
     """The relative paths the previous report's manifest lists (none when unreadable)."""
     try:
-        data = from_json((out / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = from_json(read_text(out / MANIFEST, MANIFEST_LIMIT))
+    except (OSError, ValueError):  # absent, not a regular file, too large, not JSON
         return []
     files = data.get("files") if isinstance(data, dict) else None
     return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
@@ -46,6 +48,33 @@ def _inside(out: Path, name: str) -> Path | None:
     if parent != root and root not in parent.parents:
         return None
     return parent / path.name
+
+
+def subfolder(out_dir: str | Path, name: str) -> Path:
+    """The folder ``out_dir / name`` a report writes into (its figures), created when
+    missing. Every file a report writes lies inside ``--out``: a symbolic link there (to
+    another folder, whose files the report would overwrite) or a file of that name is
+    refused.
+
+    Raises:
+        PmlbenchError: ``out_dir / name`` is a link or not a folder (one line, with the fix).
+    """
+    out = Path(out_dir)
+    path = out / name
+    if path.is_symlink():
+        target = os.readlink(path)
+        raise PmlbenchError(
+            f"{path} is a symbolic link (to {target}); a report writes only inside --out "
+            f"{out}, so it would overwrite that folder's files: remove the link or choose "
+            "another --out"
+        )
+    if path.exists() and not path.is_dir():
+        raise PmlbenchError(
+            f"{path} is a file, but the report writes its {name} folder there: move the "
+            "file away or choose another --out"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def replace_previous(out_dir: str | Path, written: Iterable[Path]) -> list[Path]:

@@ -19,11 +19,14 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from pmlbench.core.atomic import atomic_write
 from pmlbench.errors import PmlbenchError
 from pmlbench.report.prepare import PARAM_PREFIX, Prepared
 from pmlbench.report.render import arrow, metric_name
@@ -84,9 +87,15 @@ def _save(fig, out_dir: Path, stem: str, formats: tuple[str, ...] = FORMATS) -> 
             metadata = {"Date": None} if fmt == "svg" else None
             if fmt == "pdf":
                 metadata = {"CreationDate": None}
-            fig.savefig(path, format=fmt, dpi=PNG_DPI, metadata=metadata)
+            # written beside and renamed into place, as every file pmlbench writes: a link
+            # of that name is replaced, never written through
+            atomic_write(path, partial(_savefig, fig, fmt=fmt, metadata=metadata))
             paths.append(path)
     return paths
+
+
+def _savefig(fig: Any, path: Path, *, fmt: str, metadata: dict[str, Any] | None) -> None:
+    fig.savefig(path, format=fmt, dpi=PNG_DPI, metadata=metadata)
 
 
 def cd_diagram(

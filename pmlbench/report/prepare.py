@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pmlbench.core.safe_text import visible
 from pmlbench.errors import PmlbenchError
 from pmlbench.protocol.experiment import NATURAL_NOISE
 from pmlbench.runner.format import (
@@ -91,8 +92,19 @@ def apply_filters(records: pd.DataFrame, where: Mapping[str, str | Sequence[str]
         values = records[column]
         shown, text = values.map(format_value), values.astype(str)
         keep = pd.Series(False, index=records.index)
+        missed = []
         for value in wanted:
-            keep |= (shown == format_value(_parse_number(value))) | (text == value)
+            matches = (shown == format_value(_parse_number(value))) | (text == value)
+            if not matches.any():
+                missed.append(value)
+            keep |= matches
+        if missed and keep.any():  # one of several values matches nothing: misspelt
+            found = sorted(dict.fromkeys(shown.astype(str)))
+            more = f", ... ({len(found)} in all)" if len(found) > 20 else ""
+            raise PmlbenchError(
+                f"--where {column}={visible(missed[0])} matches no result; {column} holds "
+                f"{', '.join(found[:20])}{more}"
+            )
         records = records[keep]
         if records.empty:
             either = " or ".join(f"{column}={value}" for value in wanted)
@@ -366,6 +378,13 @@ def split_count_note(records: pd.DataFrame) -> str | None:
     )
 
 
+def _key_text(key: tuple) -> str:
+    """A result's identity as a message shows it: ``dataset=genbase, split=0, ...`` (numpy
+    scalars as plain numbers, text escaped)."""
+    shown = (v.item() if isinstance(v, np.generic) else v for v in key)
+    return ", ".join(f"{k}={visible(str(v))}" for k, v in zip(KEY, shown, strict=True))
+
+
 def _drop_duplicates(records: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     duplicated = records.duplicated(KEY, keep=False)
     if not duplicated.any():
@@ -377,7 +396,7 @@ def _drop_duplicates(records: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
         rows = records[duplicated].set_index(KEY).loc[key]
         sources = sorted(set(rows["source"])) if "source" in rows else []
         raise PmlbenchError(
-            f"conflicting results for {dict(zip(KEY, key, strict=True))} in "
+            f"conflicting results for {_key_text(key)} in "
             f"{' and '.join(sources) or 'the inputs'}; report each directory separately or "
             "remove the stale run"
         )
@@ -386,6 +405,26 @@ def _drop_duplicates(records: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
         f"{n_dropped} duplicate result rows (the same run read more than once) were counted once"
     )
     return records.drop_duplicates(KEY)
+
+
+def _check_summable(records: pd.DataFrame) -> None:
+    """Refuse values whose mean or spread over splits is not a finite number: finite values
+    near the largest float (a metric plugin without a bounded range, or an edited file)
+    would average to infinity and be shown, and marked best, as such."""
+    cell = ["dataset", "level", "method", "metric"]
+    grouped = records.groupby(cell, sort=False)["value"]
+    spread = grouped.agg(["mean", "std"])
+    bad = spread[np.isinf(spread["mean"]) | np.isinf(spread["std"])]
+    if len(bad):
+        (dataset, level, method, metric), _ = next(iter(bad.iterrows()))
+        rows = records[(records[cell] == [dataset, level, method, metric]).all(axis=1)]
+        largest = rows["value"].abs().max()
+        raise PmlbenchError(
+            f"metric {metric} of {method} on {dataset} ({level}) holds values up to "
+            f"{largest:.3g}, whose mean or spread over splits is no finite number; check "
+            f"{', '.join(sorted(set(rows.get('source', pd.Series(['?'])).astype(str))))} "
+            f"or leave the metric out with --metrics"
+        )
 
 
 def prepare(
@@ -457,6 +496,7 @@ def prepare(
     records["level"], level_values, level_order, level_noise = noise_levels(records)
     records["dataset"] = records["dataset"].astype(str)
     records = _drop_duplicates(records, notes)
+    _check_summable(records)
     note = split_count_note(records)
     if note is not None:
         notes.append(note)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from pmlbench import __version__
+from pmlbench.core.regular_files import RECORD_LIMIT, read_text
 from pmlbench.report.sources import LoadedResults
 from pmlbench.runner.format import (
     LIBRARY_SEPARATOR,
@@ -58,8 +59,10 @@ def display_command(argv: Sequence[str] | None) -> str:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
+    """A run or store record; None when absent, damaged, not a regular file (a FIFO named
+    like one would block the report) or larger than any record."""
     try:
-        data = from_json(path.read_text(encoding="utf-8"))
+        data = from_json(read_text(path, RECORD_LIMIT))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

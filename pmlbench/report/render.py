@@ -3,10 +3,14 @@ the splitting of a terminal table too wide for its console."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Sequence
 
 from rich.table import Table
 from rich.text import Text
+
+from pmlbench.core.safe_text import visible
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -43,19 +47,34 @@ def arrow(higher_is_better: bool) -> str:
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in str(text))
+    """Text for LaTeX: hidden characters as escapes (pmlbench.core.safe_text.visible), then
+    every LaTeX special character (``\\``, ``{``, ``%``, ``$`` ...) as text."""
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in visible(str(text)))
 
 
 def markdown_escape(text: str) -> str:
-    return str(text).replace("|", r"\|")
+    """Text (a name from a file, a store record or a plugin) for Markdown, in a table cell
+    or a sentence: hidden characters as escapes (pmlbench.core.safe_text.visible), ``&``,
+    ``<`` and ``>`` as HTML entities (no raw HTML, no ``<http://...>`` link), ``|`` escaped
+    (no broken table row) and ``](`` broken (no ``[text](url)`` link or image). Labels
+    such as ``mlknn[k=5]`` read as written."""
+    text = _BACKSLASH_BEFORE_PUNCTUATION.sub(r"\\\\", visible(str(text)))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", r"\|").replace("](", r"]\(")
 
 
-def markdown_cell(text: str) -> str:
-    """A name from a file or a store record as a Markdown table cell: ``|`` escaped, and
-    ``&``, ``<`` and ``>`` as HTML entities, so that neither a pipe nor raw HTML in a
-    dataset name breaks its row or becomes markup."""
-    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return markdown_escape(text)
+markdown_cell = markdown_escape  # a name as a Markdown table cell
+
+# a backslash is Markdown's escape only before ASCII punctuation (elsewhere, as in a
+# visible escape such as \x1b, it is a backslash)
+_BACKSLASH_BEFORE_PUNCTUATION = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+_ESCAPED_PUNCTUATION = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def markdown_unescape(text: str) -> str:
+    """The text :func:`markdown_escape` was given (its hidden characters stay escapes), for
+    a renderer that escapes it for HTML itself."""
+    return html.unescape(_ESCAPED_PUNCTUATION.sub(r"\1", text))
 
 
 def markdown_table(

@@ -16,14 +16,19 @@ knows about stores. File names and columns are those of pmlbench.runner.format.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from pmlbench.core.console import escape_control, print_warning
+from pmlbench.core.console import print_warning
+from pmlbench.core.regular_files import RECORD_LIMIT, TABLE_LIMIT, read_text
+from pmlbench.core.safe_text import from_csv_cell, visible
 from pmlbench.errors import PmlbenchError
+from pmlbench.protocol.experiment import NATURAL_NOISE
 from pmlbench.runner.format import (
     DRY_RUN_FILE,
     HYDRA_DIR,
@@ -33,9 +38,18 @@ from pmlbench.runner.format import (
     RUN_RECORD_FILE,
     UNITS_FILE,
     columns_with_prefix,
+    from_json,
     is_store_dir,
-    read_units,
+    prefixed_columns,
     store_record_path,
+)
+from pmlbench.runner.result_rows import (
+    describe_value,
+    direction_problem,
+    identity_problem,
+    is_number,
+    row_problem,
+    split_columns,
 )
 from pmlbench.runner.status import OUTCOMES, Status
 
@@ -145,11 +159,17 @@ def _describe_unit(row: dict) -> str:
 def read_results_file(path: Path) -> pd.DataFrame:
     """One results.csv, checked for the columns a report needs."""
     try:
-        frame = pd.read_csv(path)
+        # a FIFO or device named results.csv would block the report or never end
+        frame = pd.read_csv(io.StringIO(read_text(path, TABLE_LIMIT)))
     except pd.errors.EmptyDataError:
         raise PmlbenchError(f"{path} is empty; delete it or rerun that run") from None
     except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise PmlbenchError(f"cannot read {path}: {exc}; delete or regenerate it") from None
+    # text a spreadsheet would run as a formula was written with an apostrophe before it
+    # (pmlbench.core.safe_text.csv_cell): read back as it was given
+    for column in frame.columns:
+        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
+            frame[column] = frame[column].map(from_csv_cell)
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise PmlbenchError(
@@ -164,7 +184,7 @@ def read_unit_log(run_dir: Path) -> list[dict[str, str]]:
     """Units listed in a run's units.json that failed, timed out or were not applicable."""
     path = run_dir / UNITS_FILE
     try:
-        entries = read_units(run_dir)
+        entries = _read_units(run_dir)
     except (OSError, ValueError) as exc:
         return [
             {
@@ -186,6 +206,79 @@ def read_unit_log(run_dir: Path) -> list[dict[str, str]]:
     ]
 
 
+def _read_units(run_dir: Path) -> list[Any]:
+    """The entries of a run's units.json (pmlbench.runner.format.read_units), read only when
+    it is a regular file within the size of a record: a FIFO would block the report.
+
+    Raises:
+        OSError: the file is absent, not a regular file or too large.
+        ValueError: the file is not a units.json.
+    """
+    path = run_dir / UNITS_FILE
+    data = from_json(read_text(path, RECORD_LIMIT))
+    if not isinstance(data, dict) or not isinstance(data.get("units"), list):
+        raise ValueError(f"{path} holds no list of units")
+    return data["units"]
+
+
+def _run_expectations(run_dir: Path) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
+    """What the run.json beside a results.csv says its rows hold: the columns common to every
+    row (dataset, noise and its parameters, method and its parameters, seed, convention)
+    and, by split, the columns of that split (sizes, timings, bipartition rule, tuned
+    values). Empty when there is no readable run.json (its rows are then not compared)."""
+    try:
+        record = from_json(read_text(run_dir / RUN_RECORD_FILE, RECORD_LIMIT))
+    except (OSError, ValueError):
+        return {}, {}
+    if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
+        return {}, {}
+    config = record["config"]
+    common: dict[str, Any] = {}
+    summary = record.get("dataset")
+    if isinstance(summary, dict) and "name" in summary:
+        common["dataset"] = summary["name"]
+    if isinstance(record.get("noise"), str):
+        common["noise"] = record["noise"]
+        if record["noise"] != NATURAL_NOISE and isinstance(config.get("noise"), dict):
+            common.update(prefixed_columns(config["noise"], NOISE_PREFIX))
+    method = config.get("method")
+    if isinstance(method, dict) and "name" in method:
+        common["method"] = method["name"]
+        common.update(prefixed_columns(method, PARAM_PREFIX))
+    for column, key in (("seed", "seed"), ("convention", "metric_convention")):
+        if key in config:
+            common[column] = config[key]
+    by_split: dict[int, dict[str, Any]] = {}
+    for split in record.get("splits") or []:
+        if not isinstance(split, dict) or not isinstance(split.get("split"), int):
+            continue
+        by_split[split["split"]] = split_columns(split)
+    return common, by_split
+
+
+def results_problem(frame: pd.DataFrame, path: Path) -> str | None:
+    """What makes the rows of one results.csv unusable (None: nothing): a row whose value,
+    counts or timings no run can have written (pmlbench.runner.result_rows.row_problem), or
+    whose identifying columns are not those the run.json beside it records (an edited file
+    would show one run's numbers under another dataset, noise level or method)."""
+    common, by_split = _run_expectations(path.parent)
+    beside = f"the {RUN_RECORD_FILE} beside it"
+    for line, row in enumerate(frame.drop(columns="source").to_dict("records"), start=2):
+        problem = (
+            row_problem(row) or identity_problem(row, common, beside) or direction_problem(row)
+        )
+        split = row.get("split")
+        if problem is None and by_split:
+            index = int(split) if is_number(split) and float(split).is_integer() else None
+            if index not in by_split:
+                problem = f"its split {describe_value(split)} is none of those {beside} lists"
+            else:
+                problem = identity_problem(row, by_split[index], beside)
+        if problem is not None:
+            return f"line {line}: {problem}"
+    return None
+
+
 def _walk(root: Path) -> LoadedResults:
     files = sorted(root.rglob(RESULTS_FILE)) if root.is_dir() else [root]
     failures, incomplete = [], []
@@ -198,10 +291,28 @@ def _walk(root: Path) -> LoadedResults:
                 finished = (RESULTS_FILE, UNITS_FILE, DRY_RUN_FILE)
                 if not any((run_dir / name).exists() for name in finished):
                     incomplete.append(run_dir)
-    frames = [read_results_file(p) for p in files]
+    frames, read = [], []
+    for path in files:
+        frame = read_results_file(path)
+        problem = results_problem(frame, path)
+        if problem is None:
+            frames.append(frame)
+            read.append(path)
+            continue
+        # left out, as a damaged store record is: the report goes on with the others
+        advice = "left out; rerun that run (or delete the file)"
+        print_warning(f"damaged {RESULTS_FILE} {path}: {problem}; {advice}")
+        failures.append(
+            {
+                "path": str(path),
+                "unit": f"{path.parent.name} ({RESULTS_FILE})",
+                "error": f"damaged: {problem} ({advice})",
+                "status": str(Status.DAMAGED),
+            }
+        )
     return LoadedResults(
         records=pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(),
-        files=files,
+        files=read,
         failures=pd.DataFrame(failures, columns=FAILURE_COLUMNS),
         incomplete=sorted(set(incomplete)),
     )
@@ -215,7 +326,7 @@ def _run_unit_keys(results_file: Path) -> dict[int, str]:
     """Split -> unit key, from the units.json beside a run's results.csv (empty when absent
     or unreadable: the rows are then identified by their columns)."""
     try:
-        entries = read_units(results_file.parent)
+        entries = _read_units(results_file.parent)
     except (OSError, ValueError):
         return {}
     return {
@@ -288,7 +399,7 @@ def load_results(paths: Iterable[str | Path]) -> LoadedResults:
     where = ", ".join(map(str, directories))
     if not frames and failures:
         unfinished = pd.concat(failures, ignore_index=True)
-        first = escape_control(str(unfinished.iloc[0].get("error", "")), newlines=True)
+        first = visible(str(unfinished.iloc[0].get("error", "")))
         raise PmlbenchError(
             f"no finished unit under {where}, only {len(unfinished)} without results "
             f"(failed, timed out, n/a or damaged; first: {first}); fix the cause and rerun "
@@ -312,16 +423,16 @@ def load_results(paths: Iterable[str | Path]) -> LoadedResults:
 
 
 def _shown(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with control characters in its text escaped (pmlbench.core.console): names,
-    errors and tracebacks come from programs, files and store records, and go to the
-    terminal, Markdown, CSV and HTML, where an escape sequence must not act. Tracebacks keep
-    their newlines; every other text is one line."""
+    """``frame`` with hidden characters in its text escaped (pmlbench.core.safe_text.visible:
+    controls, bidirectional and other format characters): names, errors and tracebacks come
+    from programs, files and store records, and go to the terminal, Markdown, CSV, LaTeX and
+    HTML, where an escape sequence must not act and a U+202E must not reorder a line. Each
+    writer escapes what its format needs on top. Tracebacks keep their newlines; every other
+    text is one line."""
     for column in frame.columns:
         if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
-            one_line = column != "traceback"
+            keep = column == "traceback"
             frame[column] = frame[column].map(
-                lambda v, one_line=one_line: (
-                    escape_control(v, newlines=one_line) if isinstance(v, str) else v
-                )
+                lambda v, keep=keep: visible(v, keep_newlines=keep) if isinstance(v, str) else v
             )
     return frame

@@ -1,4 +1,5 @@
-"""The plain-language summary: what the tables say, in sentences."""
+"""The plain-language summary: what the tables say, in sentences (Markdown: every name is
+written through pmlbench.report.render.markdown_escape)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,17 @@ import pandas as pd
 
 from pmlbench.report.across import MetricRanks, iman_davenport_text
 from pmlbench.report.bayes import BayesianResults
-from pmlbench.report.render import metric_name
+from pmlbench.report.render import markdown_escape, metric_name
 from pmlbench.stats.paired import TEST_NAMES
 from pmlbench.stats.wtl import Comparisons
+
+
+def _metric(metric: str) -> str:
+    return markdown_escape(metric_name(metric))
+
+
+def _names(methods: pd.Series) -> str:
+    return ", ".join(markdown_escape(m) for m in methods)
 
 
 def _test_phrase(comparisons: Comparisons) -> str:
@@ -20,11 +29,12 @@ def wtl_sentences(comparisons: Comparisons, metrics: list[str]) -> list[str]:
     """E.g. "pml3er is significantly better than mlknn on 19 of 20 PML datasets in average
     precision, worse on 0 and not significantly different on 1 (paired t-test, alpha 0.05)"."""
     frame = comparisons.comparisons
-    ref, phrase = comparisons.reference, _test_phrase(comparisons)
+    ref, phrase = markdown_escape(comparisons.reference), _test_phrase(comparisons)
     lines = []
     for baseline in dict.fromkeys(frame["baseline"]):
         mine = frame[frame["baseline"] == baseline]
-        lines.append(f"\n**{ref} vs {baseline}**\n")
+        named = markdown_escape(baseline)
+        lines.append(f"\n**{ref} vs {named}**\n")
         totals = {"win": 0, "tie": 0, "loss": 0}
         for metric in metrics:
             counts = mine.loc[mine["metric"] == metric, "outcome"].value_counts()
@@ -38,8 +48,8 @@ def wtl_sentences(comparisons: Comparisons, metrics: list[str]) -> list[str]:
                 "loss": totals["loss"] + loss,
             }
             lines.append(
-                f"- {ref} is significantly better than {baseline} on {win} of "
-                f"{tested} PML datasets in {metric_name(metric)}, significantly worse "
+                f"- {ref} is significantly better than {named} on {win} of "
+                f"{tested} PML datasets in {_metric(metric)}, significantly worse "
                 f"on {loss} and not significantly different on {tie} ({phrase})."
             )
         n = sum(totals.values())
@@ -65,7 +75,7 @@ def rank_sentences(
     for metric, r in ranks.items():
         f = r.friedman
         order = sorted(zip(f.average_ranks, f.methods, strict=True))
-        ranking = ", ".join(f"{m} {rank:.2f}" for rank, m in order)
+        ranking = ", ".join(f"{markdown_escape(m)} {rank:.2f}" for rank, m in order)
         differ = f.f_pvalue < alpha
         verdict = (
             "the methods differ significantly"
@@ -74,7 +84,7 @@ def rank_sentences(
         )
         unit = "datasets" if r.blocks == "dataset" else "PML datasets"
         text = (
-            f"- {metric_name(metric)}: {verdict} over {f.n_blocks} {unit} (Friedman "
+            f"- {_metric(metric)}: {verdict} over {f.n_blocks} {unit} (Friedman "
             f"chi2_F = {f.chi2:.2f}, {iman_davenport_text(f, 2)}, p = "
             f"{f.f_pvalue:.3g}). Average ranks: {ranking}."
         )
@@ -101,11 +111,11 @@ def rank_sentences(
                 how = f"Nemenyi, CD = {r.critical_difference:.2f}"
             parts = []
             if len(better):
-                parts.append(f"significantly better than {', '.join(better['method'])}")
+                parts.append(f"significantly better than {_names(better['method'])}")
             if len(worse):
-                parts.append(f"significantly worse than {', '.join(worse['method'])}")
+                parts.append(f"significantly worse than {_names(worse['method'])}")
             verdict = " and ".join(parts) or "not significantly apart from any method"
-            text += f" {reference} ranks {verdict} ({how})."
+            text += f" {markdown_escape(reference)} ranks {verdict} ({how})."
         lines.append(text)
     small = [
         (r.friedman.n_blocks, r.friedman.k)
@@ -125,10 +135,11 @@ def rank_sentences(
 def wilcoxon_sentences(wilcoxon: pd.DataFrame, reference: str, alpha: float) -> list[str]:
     lines = []
     for baseline, rows in wilcoxon.groupby("baseline", sort=False):
-        wins = [metric_name(m) for m in rows.loc[rows["outcome"] == "win", "metric"]]
-        losses = [metric_name(m) for m in rows.loc[rows["outcome"] == "loss", "metric"]]
+        wins = [_metric(m) for m in rows.loc[rows["outcome"] == "win", "metric"]]
+        losses = [_metric(m) for m in rows.loc[rows["outcome"] == "loss", "metric"]]
         lines.append(
-            f"- {reference} vs {baseline} across datasets (Wilcoxon signed-rank, "
+            f"- {markdown_escape(reference)} vs {markdown_escape(baseline)} across datasets "
+            "(Wilcoxon signed-rank, "
             f"alpha {alpha:g}): significantly better in {len(wins)} of {len(rows)} "
             f"metrics{' (' + ', '.join(wins) + ')' if wins else ''}, significantly "
             f"worse in {len(losses)}{' (' + ', '.join(losses) + ')' if losses else ''}."
@@ -139,7 +150,7 @@ def wilcoxon_sentences(wilcoxon: pd.DataFrame, reference: str, alpha: float) -> 
 def bayesian_sentences(bayes: BayesianResults) -> list[str]:
     """One line per baseline: the Bayesian win/tie/loss per PML dataset and the signed-rank
     verdicts across PML datasets."""
-    ref = bayes.reference
+    ref = markdown_escape(bayes.reference)
     lines = [
         f"Correlated Bayesian t-test per PML dataset and Bayesian signed-rank test across "
         f"them, ROPE ±{bayes.rope:g} on the metric's scale; a conclusion needs posterior "
@@ -149,14 +160,15 @@ def bayesian_sentences(bayes: BayesianResults) -> list[str]:
     for row in totals.itertuples(index=False):
         n = row.win + row.tie + row.loss + row.undecided
         text = (
-            f"- {ref} vs {row.baseline}: per PML dataset and metric, practically better in "
+            f"- {ref} vs {markdown_escape(row.baseline)}: per PML dataset and metric, "
+            "practically better in "
             f"{row.win}, practically equivalent in {row.tie}, practically worse in "
             f"{row.loss} and undecided in {row.undecided} of {n} comparisons"
         )
         across = bayes.across[bayes.across["baseline"] == row.baseline]
         if len(across):
             named = {
-                o: [metric_name(m) for m in across.loc[across["outcome"] == o, "metric"]]
+                o: [_metric(m) for m in across.loc[across["outcome"] == o, "metric"]]
                 for o in ("win", "tie", "loss")
             }
             undecided = int((across["outcome"] == "undecided").sum())

@@ -30,10 +30,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from pmlbench.core.atomic import atomic_write
 from pmlbench.core.console import print_warning, split_progress
 from pmlbench.core.digest import content_digest
-from pmlbench.errors import NotApplicable, PmlbenchError
+from pmlbench.core.safe_text import csv_frame
+from pmlbench.errors import NotApplicable, PluginError, PmlbenchError
+from pmlbench.plugins import registry
+from pmlbench.plugins.contracts import METHOD_HOOKS
 from pmlbench.protocol.experiment import (
     NATURAL_NOISE,
     ExperimentResult,
@@ -46,7 +51,13 @@ from pmlbench.protocol.experiment import (
 )
 from pmlbench.protocol.splits import plan_splits, split_streams
 from pmlbench.runner import settings
-from pmlbench.runner.format import UNITS_FILE, write_units
+from pmlbench.runner.format import (
+    NOISE_PREFIX,
+    PARAM_PREFIX,
+    RESULTS_FILE,
+    UNITS_FILE,
+    write_units,
+)
 from pmlbench.runner.outputs import (
     clear_results,
     git_commit,
@@ -54,6 +65,7 @@ from pmlbench.runner.outputs import (
     tidy_records,
     write_results,
 )
+from pmlbench.runner.result_rows import list_columns
 from pmlbench.runner.status import UNFINISHED, Status
 from pmlbench.runner.store import ResultStore, run_metadata
 from pmlbench.runner.timeout import (
@@ -183,6 +195,7 @@ class UnitRunner:
         self._meta: dict[str, Any] | None = None
         self._data_digest: tuple[Any, str] | None = None
         self._warned_inputs: set[str] = set()
+        self._dataset_name: str | None = None
 
     def meta(self) -> dict[str, Any]:
         if self._meta is None:
@@ -199,7 +212,8 @@ class UnitRunner:
         if self.store is None or self.recompute:
             return None
         key = self.keys[split]
-        record = self.store.load(key)
+        directions = {name: m.higher_is_better for name, m in self.metrics.items()}
+        record = self.store.load(key, directions)
         if record is None:
             return None
         result = split_from_record(record)
@@ -230,6 +244,7 @@ class UnitRunner:
     def inputs(self, plan, dataset) -> dict[str, str]:
         """Digests of what a unit is computed from: the dataset plugin's data and the noise
         model's candidates, drawn again from a fresh generator of the split's stream."""
+        self._dataset_name = dataset.name
         if self._data_digest is None or self._data_digest[0] is not dataset:
             digest = content_digest(dataset.X, dataset.Y, dataset.Y_candidates)
             self._data_digest = (dataset, digest)
@@ -243,9 +258,29 @@ class UnitRunner:
         """Whether a stored unit was computed from the data and candidates this run has; a
         plugin that returns other data on each call, or draws outside the generator it is
         given, is named in a warning (once per run) and its unit recomputed."""
+        summary = record.get("dataset")
+        named = summary.get("name") if isinstance(summary, dict) else None
+        if named != self._dataset_name:
+            # the key does not cover the name a dataset plugin or file gives its data: an
+            # edited record would show these numbers under another dataset
+            print_warning(
+                f"store record {record.get('key')} names the dataset {named!r}, but its "
+                f"dataset is called {self._dataset_name!r}: the record was edited; "
+                "recomputing the unit and replacing it"
+            )
+            return False
         stored = record.get("inputs")
         if not isinstance(stored, dict):
-            return True  # a record written before inputs were recorded
+            # written before inputs were recorded, or with them removed: nothing shows that
+            # its plugins gave it this data, so it is computed again (and then recorded)
+            if "unchecked" not in self._warned_inputs:
+                self._warned_inputs.add("unchecked")
+                print_warning(
+                    "stored units of this run hold no digests of their data and candidate "
+                    "labels (written by an older pmlbench, or edited), so their reuse cannot be "
+                    "checked; recomputing them"
+                )
+            return False
         for part, plugin in (("data", self.spec.dataset), ("candidates", self.spec.noise)):
             if stored.get(part) != inputs[part]:
                 kind = "dataset" if part == "data" else "noise"
@@ -438,21 +473,24 @@ class UnitRunner:
                 self.advance()
 
     def assemble_stored(self) -> ExperimentResult | None:
-        """The whole run from the store without loading the dataset, when every unit is there."""
+        """The whole run from the store, when every unit is there with the digests of its
+        inputs and the dataset and noise plugins give those inputs again (the dataset is
+        loaded and the candidates drawn, no method fitted)."""
         maybe_found = [self.stored(s) for s in range(len(self.keys))]
         found = [f for f in maybe_found if f is not None]
         if not found or len(found) < len(maybe_found):
             return None
-        if any("inputs" in record for record, _ in found):
-            # the data loaded and the candidates drawn again must be those stored (cheap
-            # next to fitting): a plugin that changed its output has its units recomputed
-            dataset = self.plugins.dataset.load()
-            plans = plan_splits(
-                dataset.n_instances, self.spec.n_splits, self.spec.test_size, self.spec.seed
-            )
-            for (record, _), plan in zip(found, plans, strict=True):
-                if not self.same_inputs(record, self.inputs(plan, dataset)):
-                    return None
+        if not all(isinstance(record.get("inputs"), dict) for record, _ in found):
+            return None  # unit by unit: those without input digests are computed again
+        # the data loaded and the candidates drawn again must be those stored (cheap next to
+        # fitting): a plugin that changed its output has its units recomputed
+        dataset = self.plugins.dataset.load()
+        plans = plan_splits(
+            dataset.n_instances, self.spec.n_splits, self.spec.test_size, self.spec.seed
+        )
+        for (record, _), plan in zip(found, plans, strict=True):
+            if not self.same_inputs(record, self.inputs(plan, dataset)):
+                return None
         for split in range(len(found)):
             self.log.add(self.keys[split], split, Status.CACHED)
             self.advance()
@@ -496,7 +534,14 @@ def run_config(
     unit_timeout = check_unit_timeout(unit_timeout)
     # every plugin looked up once and every parameter checked before any work: the units'
     # keys and the run both start from what this prepared
-    plugins = prepare(spec)
+    try:
+        plugins = prepare(spec)
+    except PmlbenchError:
+        raise
+    except Exception:
+        # a malformed plugin makes the parameter check itself fail: name it, not a traceback
+        _check_method_constraints(spec)
+        raise
     units = describe_units(spec, plugins.registrations)
     catch = store is not None if catch_failures is None else catch_failures
     label = f"{spec.method['name']} on {spec.dataset['name']}"
@@ -531,6 +576,7 @@ def run_config(
     write_units(out_dir, runner.log.entries)
     if result is not None and result.splits:
         write_results(result, config, out_dir)
+        _make_results_csv_safe(result, out_dir)
     else:
         clear_results(out_dir)  # an earlier run's numbers in a reused directory
     unfinished = runner.log.unfinished
@@ -538,6 +584,58 @@ def run_config(
         raise units_failed(unfinished, len(units.keys), result, out_dir)
     assert result is not None  # without a result every unit was logged as failed
     return result
+
+
+def _check_method_constraints(spec: ExperimentSpec) -> None:
+    """Refuse, naming the plugin, a method whose ``parameter_constraints`` are not constraint
+    lists (``{"tag": [str]}`` where ``[Type(str)]`` belongs), before its parameters are
+    checked against them: that check would otherwise end in a traceback. A method that
+    cannot be loaded is left to the preparation, which says why."""
+    name = spec.method.get("name")
+    try:
+        info = registry.get("method", str(name))
+        method = info.load()
+    except Exception:  # unknown or broken: reported by prepare, with its own advice
+        return
+    constraints = getattr(method, "parameter_constraints", None)
+    description, valid = METHOD_HOOKS["parameter_constraints"]
+    if constraints is not None and not valid(constraints):
+        raise PluginError(
+            f"{info.label} declares parameter_constraints that are not {description}; fix "
+            f"the plugin (pmlbench check-plugin {name} lists its contract violations)"
+        )
+
+
+def _make_results_csv_safe(result: ExperimentResult, out_dir: Path) -> None:
+    """Rewrite results.csv with its text as CSV cells that act on nothing
+    (pmlbench.core.safe_text.csv_cell: hidden characters escaped, no cell a spreadsheet runs
+    as a formula) and with a column per list-valued parameter
+    (pmlbench.runner.result_rows.list_columns), when any text needs it (a plugin's
+    parameter default, a user's parameter value or a dataset's name holding an escape
+    sequence or ``=HYPERLINK(...)``) or a parameter is a list. Other runs keep the file
+    write_results wrote, byte for byte."""
+    frame = tidy_records(result)
+    spec = result.spec
+    lists = list_columns(spec.method, PARAM_PREFIX)
+    if result.noise_name != NATURAL_NOISE:
+        lists.update(list_columns(spec.noise, NOISE_PREFIX))
+    safe = csv_frame(_with_columns(frame, lists))
+    if not safe.equals(frame):
+        atomic_write(out_dir / RESULTS_FILE, lambda p: safe.to_csv(p, index=False))
+
+
+def _with_columns(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """``frame`` with constant ``columns`` after its last parameter column of their kind."""
+    if not columns:
+        return frame
+    frame = frame.copy()
+    for column, value in columns.items():
+        prefix = PARAM_PREFIX if column.startswith(PARAM_PREFIX) else NOISE_PREFIX
+        after = [i for i, c in enumerate(frame.columns) if str(c).startswith(prefix)]
+        anchor = "method" if prefix == PARAM_PREFIX else "noise"
+        at = (after[-1] if after else list(frame.columns).index(anchor)) + 1
+        frame.insert(at, column, value)
+    return frame
 
 
 def units_failed(

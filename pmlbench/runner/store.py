@@ -38,11 +38,10 @@ from __future__ import annotations
 import math
 import os
 import socket
-import stat
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +52,7 @@ import pandas as pd
 from pmlbench.core.atomic import atomic_write, atomic_write_text
 from pmlbench.core.console import print_warning
 from pmlbench.core.digest import content_digest
+from pmlbench.core.regular_files import RECORD_LIMIT, UnreadableFile, read_text
 from pmlbench.datasets.bundled import CITATIONS
 from pmlbench.errors import PmlbenchError
 from pmlbench.protocol.experiment import NATURAL_NOISE
@@ -70,6 +70,15 @@ from pmlbench.runner.format import (
     store_record_files,
     store_record_path,
     to_json,
+)
+from pmlbench.runner.result_rows import (
+    describe_value,
+    direction_problem,
+    identity_problem,
+    list_columns,
+    row_problem,
+    split_columns,
+    tuning_problem,
 )
 from pmlbench.runner.status import OUTCOMES, Status
 from pmlbench.runner.units import content_key
@@ -125,12 +134,13 @@ class ResultStore:
     def is_done(self, key: str) -> bool:
         return self.record_path(key).is_file()
 
-    def load(self, key: str) -> dict[str, Any] | None:
+    def load(self, key: str, directions: Mapping[str, bool] | None = None) -> dict[str, Any] | None:
         """The finished unit's record, or None when the unit is not done or its file is
         damaged (:func:`record_problem`; a warning names the file, which the unit's
-        recomputation replaces)."""
+        recomputation replaces). ``directions``: each metric's higher_is_better, as the
+        run has looked them up (else the registry is asked)."""
         path = self.record_path(key)
-        record, problem = load_record(path, key, strict=True)
+        record, problem = load_record(path, key, strict=True, directions=directions)
         if problem is not None:
             self._warn_damaged(path, problem)
             return None
@@ -191,11 +201,9 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     """An outcome file's record; None when absent or damaged (not a regular file, not JSON,
     not a mapping with a unit description and the key its name says): treated as absent,
     the unit is rerun and the file replaced."""
-    if not _regular_file(path):
-        return None
     try:
-        record = from_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        record = from_json(read_text(path, RECORD_LIMIT))
+    except (OSError, ValueError):  # absent, not a regular file, too large, not JSON
         return None
     if (
         not isinstance(record, dict)
@@ -223,55 +231,69 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _is_value(value: Any) -> bool:
-    """A number a metric can have returned: a float (NaN where the metric is undefined),
-    never infinite, and an integer only within float range (a JSON ``1e999`` reads as
-    infinity, an integer of 400 digits overflows every float operation)."""
-    if not _is_number(value):
-        return False
-    try:
-        number = float(value)
-    except OverflowError:
-        return False
-    return not math.isinf(number)
-
-
-def _regular_file(path: Path) -> bool:
-    """Whether ``path`` is a regular file: a FIFO or device named like a record would block
-    the reader or never end, so only regular files are opened."""
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return False
-
-
 def _describe(value: Any) -> str:
     kind = {list: "a JSON list", str: "a JSON string", type(None): "null"}.get(type(value))
     return kind or f"a JSON {type(value).__name__}"
 
 
-def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None:
+# An integer no float can hold: a hand-edited 10**400 in a record's run details or
+# diagnostics (its CPU seconds, a count) would overflow every reader that computes with it
+# (the rows' numbers are checked one by one, pmlbench.runner.result_rows.row_problem).
+_FLOAT_RANGE = 2**1024
+
+
+def _number_beyond_floats(value: Any, where: str = "") -> str | None:
+    """Where in a record an integer beyond float range sits (None: nowhere)."""
+    kind = type(value)
+    if kind is int:
+        return (where or "it") if abs(value) >= _FLOAT_RANGE else None
+    if kind is dict:
+        items: Any = value.items()
+    elif kind is list:
+        items = enumerate(value)
+    else:
+        return None  # floats, text, booleans, null
+    for name, inner in items:
+        if type(inner) in (dict, list, int):
+            found = _number_beyond_floats(inner, f"{where}.{name}" if where else str(name))
+            if found is not None:
+                return found
+    return None
+
+
+def record_problem(
+    record: Any,
+    key: str,
+    *,
+    strict: bool = False,
+    directions: Mapping[str, bool] | None = None,
+) -> str | None:
     """What makes a finished-unit record stored under ``key`` unusable (None: nothing).
 
     The record must be a mapping with status ``done`` and key ``key``; a unit description
     written by pmlbench (one with a ``schema``, or any with ``strict``) must hash to ``key``
     (pmlbench.runner.units.content_key), so it is the unit that was asked for; its rows must
-    be those of that unit's split with each of its metrics exactly once and a number each;
-    with ``strict`` (a run about to reuse the record) the per-split details must agree too.
+    be those of that unit's split with each of its metrics exactly once, each a value the
+    metric can take with counts and seconds a run can have written
+    (pmlbench.runner.result_rows.row_problem), identified as that unit
+    (:func:`_identity_problem`); its tuning scores must be values of its scoring metric
+    (pmlbench.runner.result_rows.tuning_problem); no number in it may lie beyond float
+    range; with ``strict``
+    (a run about to reuse the record) the per-split details must agree too.
     """
     if not isinstance(record, dict):
         return f"holds {_describe(record)}, not a unit record"
     if record.get("status") != "done":
-        return f"its status is {record.get('status')!r}, not 'done'"
+        return f"its status is {describe_value(record.get('status'))}, not 'done'"
     if record.get("key") != key:
-        return f"holds the record of unit {record.get('key')!r}"
+        return f"holds the record of unit {describe_value(record.get('key'))}"
     unit = record.get("unit")
     if strict or (isinstance(unit, dict) and "schema" in unit):
         if not isinstance(unit, dict):
             return "holds no unit description"
         try:
             matches = content_key(unit) == key
-        except (PmlbenchError, TypeError, ValueError):
+        except (PmlbenchError, TypeError, ValueError, OverflowError):
             matches = False
         if not matches:
             return "its unit description does not match its key"
@@ -281,10 +303,28 @@ def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None
         isinstance(r, dict) and isinstance(r.get("metric"), str) for r in rows
     ):
         return "its result rows are malformed"
+    split: dict[str, Any] = record["split"] if isinstance(record.get("split"), dict) else {}
+    for part, value in (
+        ("run", record.get("run")),
+        ("split.diagnostics", split.get("diagnostics")),
+    ):
+        beyond = _number_beyond_floats(value, part)
+        if beyond is not None:
+            return f"its {beyond} is an integer beyond the range of any float"
+    problem = tuning_problem(split.get("tuning"))
+    if problem is not None:
+        return problem
     for r in rows:
-        if not _is_value(r.get("value")):
-            shown = _describe_value(r.get("value"))
-            return f"its value of {r['metric']} is {shown}, not a metric value"
+        problem = row_problem(r)
+        if problem is not None:
+            return problem
+    cpu = (
+        (record.get("run") or {}).get("cpu_seconds")
+        if isinstance(record.get("run"), dict)
+        else None
+    )
+    if cpu is not None and not (_is_number(cpu) and math.isfinite(cpu) and cpu >= 0):
+        return f"its run.cpu_seconds is {describe_value(cpu)}"
     if "split" in unit and any(r.get("split", unit["split"]) != unit["split"] for r in rows):
         return f"its rows are not those of split {unit['split']}"
     metrics = unit.get("metrics")
@@ -292,7 +332,7 @@ def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None
     if isinstance(metrics, list) and found != Counter(metrics):
         return f"its rows hold the metrics {sorted(found.elements())}, not {sorted(metrics)}"
     if unit:
-        problem = _identity_problem(record, unit, rows)
+        problem = _identity_problem(record, unit, rows, directions)
         if problem is not None:
             return problem
     if strict:
@@ -300,26 +340,17 @@ def record_problem(record: Any, key: str, *, strict: bool = False) -> str | None
     return None
 
 
-def _describe_value(value: Any) -> str:
-    if _is_number(value):
-        text = repr(value)
-        return text if len(text) <= 24 else f"a {len(text)}-digit number"
-    return _describe(value)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as results.csv values: numbers by value (JSON may write 100 or 100.0)."""
-    if _is_number(a) and _is_number(b):
-        return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
-    return a == b
-
-
 def _identity_problem(
-    record: dict[str, Any], unit: dict[str, Any], rows: list[dict[str, Any]]
+    record: dict[str, Any],
+    unit: dict[str, Any],
+    rows: list[dict[str, Any]],
+    directions: Mapping[str, bool] | None = None,
 ) -> str | None:
     """A row whose identifying fields (method and its parameters, seed, noise model and its
-    parameters, dataset) are not those of the unit the key describes: an edited record
-    would otherwise show one unit's numbers under another method, dataset or noise level."""
+    parameters, dataset, metric convention and direction, and the split's bipartition rule,
+    tuned values, sizes and timings) are not those of the unit the key describes and of its
+    split details: an edited record would otherwise show one unit's numbers under another
+    method, dataset, noise level or direction."""
     method: dict[str, Any] = unit["method"] if isinstance(unit.get("method"), dict) else {}
     noise: dict[str, Any] = unit["noise"] if isinstance(unit.get("noise"), dict) else {}
     natural = record.get("noise") == NATURAL_NOISE
@@ -332,19 +363,41 @@ def _identity_problem(
     if "name" in noise and not natural:
         expected["noise"] = noise["name"]
         expected.update(prefixed_columns(noise, NOISE_PREFIX))
+    if "metric_convention" in unit:
+        expected["convention"] = unit["metric_convention"]
     summary = record.get("dataset")
     if isinstance(summary, dict) and "name" in summary:
         expected["dataset"] = summary["name"]
     dataset: dict[str, Any] = unit["dataset"] if isinstance(unit.get("dataset"), dict) else {}
-    if (
-        dataset.get("name") in CITATIONS
-        and expected.get("dataset", dataset["name"]) != dataset["name"]
-    ):
-        return f"its dataset summary names {expected['dataset']!r}, not {dataset['name']!r}"
+    named = _dataset_name(dataset)
+    if named is not None and expected.get("dataset", named) != named:
+        return (
+            f"its dataset summary names {describe_value(expected['dataset'])}, not "
+            f"{describe_value(named)}"
+        )
+    expected.update(split_columns(record.get("split")))
     for row in rows:
-        for column, value in expected.items():
-            if column in row and not _same(row[column], value):
-                return f"its rows say {column}={row[column]!r}, but its unit has {column}={value!r}"
+        problem = identity_problem(row, expected)
+        if problem is None:
+            problem = direction_problem(row, directions)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _dataset_name(dataset: dict[str, Any]) -> str | None:
+    """The name a unit's dataset has in results, when its description fixes it: a bundled
+    dataset's own, a file's ``display_name`` or file stem (pmlbench.datasets.files); None
+    for a dataset plugin, which names its data itself (a run checks that name when it loads
+    the data, pmlbench.runner.run)."""
+    name = dataset.get("name")
+    if name in CITATIONS:
+        return name
+    if name == "file" and isinstance(dataset.get("path"), str):
+        shown = dataset.get("display_name")
+        return (
+            shown if isinstance(shown, str) and shown else Path(dataset["path"]).expanduser().stem
+        )
     return None
 
 
@@ -368,25 +421,33 @@ def _split_problem(record: dict[str, Any], unit: dict[str, Any], found: Counter)
 
 
 def load_record(
-    path: Path, key: str, *, strict: bool = False
+    path: Path,
+    key: str,
+    *,
+    strict: bool = False,
+    directions: Mapping[str, bool] | None = None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """(record, problem) of the finished-unit file at ``path``: (None, None) when there is no
     file, (None, problem) when it is damaged (:func:`record_problem`)."""
-    if not _regular_file(path):
-        if not path.exists() and not path.is_symlink():
-            return None, None
-        return None, "not a regular file"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return None, None
+    try:
+        # a FIFO or device named like a record would block the reader or never end, and a
+        # sparse file of a terabyte would fill the memory: regular files within a limit only
+        text = read_text(path, RECORD_LIMIT)
+    except FileNotFoundError:
+        return (None, "a link to a file that does not exist") if path.is_symlink() else (None, None)
+    except UnreadableFile as exc:
+        return None, str(exc)
     except OSError as exc:
         return None, f"unreadable ({exc.strerror or exc})"
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
     try:
         record = from_json(text)
     except ValueError as exc:
         return None, f"not valid JSON ({exc})"
-    problem = record_problem(record, key, strict=strict)
+    problem = record_problem(record, key, strict=strict, directions=directions)
     return (None, problem) if problem is not None else (record, None)
 
 
@@ -527,8 +588,10 @@ def unit_details(record: dict[str, Any]) -> dict[str, Any]:
     """What a store record holds beyond its results.csv rows, as columns: the tuning grid
     the unit searched (``tuning_grid``: JSON text, each tuned parameter's values in grid
     order; absent for an untuned unit), the unit's CPU seconds (``cpu_seconds``: noise,
-    tuning, fit, predict and metrics, in its process and every process working for it) and
-    the method's scalar diagnostics (``diag_<name>``, e.g. PML-NI's ``diag_nnz_V``)."""
+    tuning, fit, predict and metrics, in its process and every process working for it),
+    a column per list-valued method or noise parameter (pmlbench.runner.result_rows.
+    list_columns, as a run's results.csv has it) and the method's scalar diagnostics
+    (``diag_<name>``, e.g. PML-NI's ``diag_nnz_V``)."""
     split = record.get("split") or {}
     details: dict[str, Any] = {}
     points = (split.get("tuning") or {}).get("grid") or []
@@ -544,6 +607,11 @@ def unit_details(record: dict[str, Any]) -> dict[str, Any]:
     cpu = (record.get("run") or {}).get("cpu_seconds")
     if isinstance(cpu, (int, float)) and not isinstance(cpu, bool):
         details[CPU_SECONDS_COLUMN] = float(cpu)
+    unit = record.get("unit") or {}
+    for node, prefix in ((unit.get("method"), PARAM_PREFIX), (unit.get("noise"), NOISE_PREFIX)):
+        natural = prefix == NOISE_PREFIX and record.get("noise") == NATURAL_NOISE
+        if isinstance(node, dict) and not natural:
+            details.update(list_columns(node, prefix))
     diagnostics = split.get("diagnostics") or {}
     if isinstance(diagnostics, dict):
         for name, value in diagnostics.items():

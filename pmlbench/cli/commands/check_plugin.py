@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pmlbench.cli.commands import plain
-from pmlbench.core.console import escape_control
+from pmlbench.core.safe_text import visible
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.plugins import registry
 from pmlbench.runner.timeout import call_with_timeout, isolation_available
@@ -43,25 +43,25 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
 def _report(console: Console, report: CheckReport, show_traceback: bool) -> int:
     """Print one plugin's checks as a table; the exit status (1 when a check failed)."""
     info = report.info
-    label = escape_control(info.label, newlines=True)
-    title = Text(escape_control(f"{info.label}: {info.entry_point.value}", newlines=True))
+    label = visible(info.label)
+    title = Text(visible(f"{info.label}: {info.entry_point.value}"))
     table = Table(title=title, title_justify="left")
     for column in ("", "check", "detail"):
         table.add_column(column, overflow="fold")
     marks = {True: "[green]ok", False: "[bold red]FAIL", None: "[yellow]skip"}
     for check in report.results:
         # plugin-controlled text: literal, no markup, no terminal codes
-        detail = Text(escape_control(check.detail, newlines=True))
-        table.add_row(marks[check.passed], Text(escape_control(check.name)), detail)
+        detail = Text(visible(check.detail))
+        table.add_row(marks[check.passed], Text(visible(check.name)), detail)
     console.print(table)
     if show_traceback:
         for check in report.failed:
             if check.error is not None:
-                console.print(Text(escape_control(check.name), style="bold"), highlight=False)
+                console.print(Text(visible(check.name), style="bold"), highlight=False)
                 text = getattr(check.error, "text", None) or "".join(
                     traceback.format_exception(check.error)
                 )
-                console.print(Text(escape_control(text)), highlight=False)
+                console.print(Text(visible(text, keep_newlines=True)), highlight=False)
     if report.failed:
         console.print(
             Text(f"{len(report.failed)} contract violation(s)", style="bold red")
@@ -108,9 +108,7 @@ def main(argv: list[str]) -> int:
             report = _checked(kind, args.name, params or None)
         except PmlbenchError as exc:  # ended without a report, or refused by the registry
             console.print(
-                Text(
-                    escape_control(f"error: {kind} plugin {args.name!r}: {exc}"), style="bold red"
-                ),
+                Text(visible(f"error: {kind} plugin {args.name!r}: {exc}"), style="bold red"),
                 highlight=False,
             )
             status = 1

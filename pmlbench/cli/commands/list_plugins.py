@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pmlbench.cli.commands import plain
-from pmlbench.core.console import escape_control
+from pmlbench.core.safe_text import visible
 from pmlbench.errors import PluginError
 from pmlbench.plugins import registry
 from pmlbench.plugins.parameters import plugin_parameters
@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
             table.add_column(column, overflow="fold")
         for row in plugin_rows(kind):
             # plugin-controlled text: shown literally, never as markup or terminal codes
-            cells = [Text(escape_control(str(v), newlines=True)) for v in row.values()]
+            cells = [Text(visible(str(v))) for v in row.values()]
             if row["description"].startswith("broken: "):
                 cells[2].stylize("red")
             table.add_row(*cells)
