@@ -47,7 +47,10 @@ BUILT_IN = (
     "pml_lenfn",
     "schirn",
     "pml_plr",
+    "pml_ma",
+    "pml_lrig",
     "plain",
+    "pml_dda",
 )
 HEAVY = ("pml3er", "particle_map", "particle_vls")
 VARIANTS = {

@@ -36,6 +36,7 @@ METHODS = (
     "pml_lenfn",
     "schirn",
     "pml_plr",
+    "pml_lrig",
     "ext_ridge",
 )
 DATASETS = ("genbase", "medical")

@@ -257,4 +257,146 @@ def test_version_names_pmlbench_and_an_interrupt_exits_130(monkeypatch, capsys):
 
     monkeypatch.setattr(cli, "run_hydra", interrupted)
     assert cli.main(["method=mlknn"]) == 130
-    assert "interrupted" in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith("error: stopped by SIGINT: ")
+
+
+@pytest.mark.parametrize(("signum", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_real_signal_ends_a_command_in_one_line_with_the_shells_status(
+    monkeypatch, capsys, signum, status
+):
+    """Issue 35 item 6: SIGTERM ended the process on the spot (Python's default), leaving a
+    joblib sweep's workers running; it now stops the command as Ctrl-C does. The handlers
+    are the command's: they are put back when it returns (tests/test_interrupt.py sends real
+    signals to real sweeps)."""
+    import importlib
+    import os
+    import signal
+    import time
+
+    cli = importlib.import_module("pmlbench.cli.main")
+    number = signal.Signals[signum]
+    before = signal.getsignal(number)
+    if before not in (signal.SIG_DFL, signal.default_int_handler):
+        pytest.skip(f"{signum} has a handler of the test runner's")
+
+    def run_hydra(argv):
+        os.kill(os.getpid(), number)  # kill <pid>, or Ctrl-C
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the handler raises at the next instruction
+            time.sleep(0.01)
+        raise AssertionError("the signal did not stop the command")
+
+    monkeypatch.setattr(cli, "run_hydra", run_hydra)
+    assert cli.main(["method=mlknn", "results_store=null"]) == status
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"error: stopped by {signum}: the running units were stopped (results_store=null: "
+        "none is stored)"
+    )
+    assert signal.getsignal(number) is before
+    # a sub-command says only what stopped it
+    monkeypatch.setattr(cli, "SUBCOMMANDS", {"list": "tests.test_cli:_signal_self"})
+    monkeypatch.setenv("PMLBENCH_TEST_SIGNAL", signum)
+    assert cli.main(["list"]) == status
+    assert capsys.readouterr().err == f"error: stopped by {signum}\n"
+
+
+def _signal_self(argv):
+    import os
+    import signal
+    import time
+
+    os.kill(os.getpid(), signal.Signals[os.environ["PMLBENCH_TEST_SIGNAL"]])
+    time.sleep(60)
+    raise AssertionError("the signal did not stop the command")
+
+
+def test_sigterm_in_a_joblib_worker_crosses_back_to_the_command():
+    """A job stopped by SIGTERM in a worker process raises Terminated there; joblib sends it
+    back pickled, and it must still name its signal."""
+    import pickle
+
+    from pmlbench.hydra_app.signals import Terminated, exit_status, signal_name
+
+    again = pickle.loads(pickle.dumps(Terminated()))
+    assert isinstance(again, KeyboardInterrupt)
+    assert (signal_name(again), exit_status(again), str(again)) == ("SIGTERM", 143, "SIGTERM")
+    assert (signal_name(KeyboardInterrupt()), exit_status(KeyboardInterrupt())) == ("SIGINT", 130)
+
+
+@pytest.mark.parametrize(
+    ("launcher", "submitted", "line"),
+    [
+        ("hydra/launcher=joblib", None, "the running units were stopped, finished ones are in"),
+        ("hydra/launcher=basic", None, "the running units were stopped, finished ones are in"),
+        ("hydra/launcher=slurm", "slurm", "SLURM jobs were not cancelled (squeue lists them"),
+        ("hydra/launcher=submitit_local", "local", "submitit jobs run on unless the signal"),
+    ],
+)
+def test_a_stopped_sweep_of_a_submitit_launcher_says_its_jobs_run_on(launcher, submitted, line):
+    """SLURM jobs (and submitit's local ones, children of submitit's own processes) are not
+    the command's to stop: the one line says so instead of "the running units were stopped".
+    The callback conf/config.yaml registers notes the launcher, whatever selects it."""
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="needs .[launchers]")
+    pytest.importorskip("hydra_plugins.hydra_joblib_launcher", reason="needs .[launchers]")
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.utils import instantiate
+
+    from pmlbench.cli.main import stopped_line
+    from pmlbench.hydra_app.config_nodes import register_config_nodes
+    from pmlbench.hydra_app.config_tree import config_dir
+    from pmlbench.hydra_app.signals import forget_submitted_jobs, submitted_jobs
+
+    register_config_nodes()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        config = compose("config", [launcher], return_hydra_config=True)
+    GlobalHydra.instance().clear()
+    callback = instantiate(config.hydra.callbacks.submitted_jobs)
+    try:
+        callback.on_multirun_start(config=config)
+        assert submitted_jobs() == submitted
+        text = stopped_line(KeyboardInterrupt(), ["-m", "method=mlknn"], submitted_jobs())
+        assert text.startswith("stopped by SIGINT: ") and line in text
+        callback.on_multirun_end(config=config)
+        assert submitted_jobs() is None
+    finally:
+        forget_submitted_jobs()
+
+
+@pytest.mark.parametrize("where", ["file", "dangling link", "under a file", "under a link"])
+def test_a_results_store_that_cannot_be_a_directory_is_refused_before_any_work(tmp_path, where):
+    """A results_store that is a regular file, a symbolic link to nothing, or a path under
+    either stops the command in one line naming the key, the value and the fix, before any
+    directory is made or unit run (it was a Hydra traceback, or a unit computed and then
+    not stored)."""
+    (tmp_path / "afile").write_text("not a store")
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    value = {
+        "file": "afile",
+        "dangling link": "link",
+        "under a file": "afile/store",
+        "under a link": "link/store",
+    }[where]
+    for sweep in ([], ["-m"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pmlbench", *sweep, "method=mlknn", "protocol.n_splits=1",
+             f"results_store={value}", "cache_dir=null", f"hydra.run.dir={tmp_path / 'run'}",
+             f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stdout == "", proc.stdout
+        (line,) = proc.stderr.splitlines()
+        assert line.startswith(f"error: results_store={value!r} "), line
+        assert line.endswith(
+            "set results_store to a directory (created when missing), or null for no store"
+        )
+        if "link" in where:
+            assert f"a symbolic link to {str(tmp_path / 'nowhere')!r}, which does not exist" in line
+        else:
+            assert "a file, not a directory" in line
+        assert not (tmp_path / "run").exists() and not (tmp_path / "sweep").exists()
+        assert not (tmp_path / "nowhere").exists()
+    assert (tmp_path / "afile").read_text() == "not a store"

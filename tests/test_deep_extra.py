@@ -7,7 +7,7 @@
   ``code.libraries``; every other unit's description and key are what they were before the
   optional libraries existed; the device is part of a deep unit's key.
 
-The deep method itself is tested in tests/test_plain.py (which needs PyTorch).
+The deep methods themselves are tested in tests/test_plain.py and tests/test_pml_dda.py.
 """
 
 from __future__ import annotations
@@ -17,8 +17,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from pmlbench.core.torch_runtime import INSTALL_HINT
 from pmlbench.plugins import registry
+
+# the built-in deep methods (plugin name: the name their refusal gives)
+DEEP = {"plain": "PLAIN", "pml_dda": "PML-DDA"}
 
 # ------------------------------------------------------------------ keys
 
@@ -54,11 +59,21 @@ def test_torch_version_enters_only_deep_units_keys():
     assert units.unit_keys(spec) == expected
 
 
+@pytest.mark.parametrize("method", sorted(DEEP))
+def test_every_deep_methods_units_carry_the_torch_version(method):
+    from pmlbench.core.fingerprint import library_versions
+    from pmlbench.runner import units
+
+    libraries = units.code_fingerprint(_spec(f"method={method}"))["libraries"]
+    assert libraries == {**library_versions(), "torch": units._installed_version("torch")}
+
+
 def test_no_other_built_in_method_imports_an_optional_library():
     from pmlbench.runner import units
 
     for name in registry.plugins("method"):
-        if name in ("plain", "external") or registry.get("method", name).distribution != "pmlbench":
+        distribution = registry.get("method", name).distribution
+        if name in DEEP or name == "external" or distribution != "pmlbench":
             continue
         infos = units._plugin_infos(_spec(f"method={name}"))
         assert units.optional_library_versions(infos) == {}, name
@@ -109,12 +124,13 @@ def pmlbench_without_torch(*args: str, cwd: Path) -> subprocess.CompletedProcess
     )
 
 
-def test_without_pytorch_list_works_and_a_run_is_refused_up_front(tmp_path):
+@pytest.mark.parametrize(("method", "shown"), sorted(DEEP.items()))
+def test_without_pytorch_list_works_and_a_run_is_refused_up_front(tmp_path, method, shown):
     listing = pmlbench_without_torch("list", "method", cwd=tmp_path)
     assert listing.returncode == 0, listing.stderr
-    assert "plain" in listing.stdout and "broken" not in listing.stdout
+    assert method in listing.stdout and "broken" not in listing.stdout
     run = pmlbench_without_torch(
-        "method=plain",
+        f"method={method}",
         # a dataset file that does not exist: the refusal comes before any data is read
         "dataset=file",
         f"dataset.path={tmp_path / 'absent.npz'}",
@@ -127,6 +143,6 @@ def test_without_pytorch_list_works_and_a_run_is_refused_up_front(tmp_path):
     assert run.returncode != 0
     message = (run.stdout + run.stderr).strip()
     assert message.count("\n") == 0, message
-    assert "PLAIN needs PyTorch" in message and INSTALL_HINT in message
+    assert f"{shown} needs PyTorch" in message and INSTALL_HINT in message
     assert 'pip install "pmlbench[deep]"' in message and "torch==2.13.0" in message
     assert "absent.npz" not in message

@@ -564,3 +564,149 @@ def test_the_readme_report_names_the_default_configuration_by_the_method(tmp_pat
     report = build_report([tmp_path], ReportOptions(reference="pml3er", plots=False))
     assert report.prepared.methods == ["pml3er", "mlknn", "pml3er[bipartition=top_k]"]
     assert all(re.fullmatch(r"[\w.+=,\[\]-]+", m) for m in report.prepared.methods)
+
+
+# ------------------------------------------------------------------ the README's tour (item 1)
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_section(title: str) -> str:
+    """The text of the README section ``## <title>``, up to the next ``## `` heading."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def readme_commands(section: str) -> list[list[str]]:
+    """The ``python -m pmlbench`` and ``pmlbench`` commands of a section's indented code
+    lines, as argument lists (comments dropped, continuation lines joined)."""
+    import shlex
+
+    lines, joined = [], ""
+    for line in section.splitlines():
+        if not line.startswith("    "):
+            continue
+        joined += line.strip().removesuffix("\\") + " " if line.endswith("\\") else line.strip()
+        if not line.endswith("\\"):
+            lines.append(joined)
+            joined = ""
+    commands = []
+    for line in lines:
+        words = shlex.split(line, comments=True)
+        if words[:3] == ["python", "-m", "pmlbench"]:
+            commands.append(words[3:])
+        elif words[:1] == ["pmlbench"]:
+            commands.append(words[1:])
+    return commands
+
+
+def tour_units(arguments: list[str]) -> int:
+    """The units a tour command computes at most: jobs (the product of its sweep lists) x
+    splits; 0 for a dry run and for a sub-command."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    multirun = "-m" in arguments
+    overrides = [a for a in arguments if a != "-m"]
+    if not overrides or "=" not in overrides[0] or "dry_run=true" in overrides:
+        return 0
+    jobs, splits = 1, 5  # protocol.n_splits' default
+    for override in OverridesParser.create().parse_overrides(overrides):
+        if multirun and override.is_sweep_override():
+            jobs *= sum(1 for _ in override.sweep_string_iterator())
+        if override.get_key_element() == "protocol.n_splits":
+            splits = int(override.value())
+    return jobs * splits
+
+
+def test_the_tour_runs_no_named_experiment_and_stays_small():
+    """Issue 35 item 1: the "five-minute tour" held the paper's 600-unit sweep (26 min).
+    The tour's commands together compute 115 units at most (their measured CPU time is in
+    the README); the paper experiment and the suite have sections of their own."""
+    tour = readme_section("A five-minute tour")
+    assert "+experiment=" not in tour
+    commands = readme_commands(tour)
+    assert ["list"] in commands and any(c[:1] == ["report"] for c in commands)
+    units = [tour_units(c) for c in commands]
+    assert sum(units) <= 115, list(zip(commands, units, strict=True))
+    # the dry run shown is the one of the tour's own sweep
+    sweeps = [c for c in commands if "-m" in c]
+    assert [c for c in sweeps if "dry_run=true" in c] == [
+        [*c, "dry_run=true"] for c in sweeps if "dry_run=true" not in c
+    ]
+
+
+def test_the_readme_names_a_tour_job_directory_as_the_sweep_does():
+    """Issue 35 item 7: the job directory the tour names is the one the sweep writes (its
+    noise level included): Hydra's basic sweeper numbers the product of the lists in
+    command-line order, and conf/config.yaml's ``hydra.sweep.subdir`` names the job."""
+    import itertools
+    import re
+
+    from omegaconf import OmegaConf
+
+    from pmlbench.api import compose_config
+    from pmlbench.hydra_app.resolvers import register_resolvers
+
+    tour = readme_section("A five-minute tour")
+    (sweep,) = [c for c in readme_commands(tour) if "-m" in c and "dry_run=true" not in c]
+    lists = [o.partition("=") for o in sweep if "=" in o]
+    jobs = list(itertools.product(*[v.split(",") for _, _, v in lists]))
+    (named,) = re.findall(r"`((\d+)_\w+)`", tour)
+    overrides = [f"{k}={v}" for (k, _, _), v in zip(lists, jobs[int(named[1])], strict=True)]
+    config = OmegaConf.load(README.parent / "conf" / "config.yaml")
+    subdir = OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"]
+    register_resolvers()
+    job = OmegaConf.create({**compose_config(overrides), "hydra": {"job": {"num": named[1]}}})
+    job.subdir = subdir
+    assert job.subdir == named[0]
+
+
+def test_the_paper_experiment_has_its_own_section_with_its_dry_run_and_measured_time():
+    section = readme_section("The paper experiment")
+    commands = readme_commands(section)
+    assert commands == [
+        ["-m", "+experiment=paper", "dry_run=true"],
+        ["-m", "+experiment=paper", "hydra/launcher=joblib"],
+    ]
+    # the time is docs/scaling.md's measurement, with the commit it was taken at
+    import re
+
+    scaling = (README.parent / "docs" / "scaling.md").read_text(encoding="utf-8")
+    paper = scaling.split("## The paper experiment", 1)[1].split("\n## ", 1)[0]
+    wall, cpu = re.search(r"\*\*(\d+ min \d+ s) of wall time, ([\d,]+) CPU seconds", paper).groups()
+    assert f"**{wall} of wall time and {cpu} CPU seconds**" in section
+    commit = re.search(r"at commit (\w+)", paper).group(1)
+    assert f"at commit {commit}" in section
+
+
+def test_the_readme_keeps_its_set_up_and_test_commands():
+    text = README.read_text(encoding="utf-8")
+    setup = readme_section("Set-up (two commands on a fresh machine)")
+    assert (
+        '\n    pip install -e ".[test,launchers,plots]" -e ./plugins/pmlbench-example && '
+        "python -m pmlbench method=pml3er dataset=bibtex\n" in text
+    )
+    assert "\n    python -m pytest -q\n" in setup
+
+
+def test_the_paper_dry_run_estimate_the_readme_gives_is_the_dry_runs(tmp_path, monkeypatch, capsys):
+    """The README's paper section states the dry run's estimate from an empty store, and
+    docs/sweeps.md shows its summary line: both are what the dry run prints today (a refitted
+    cost model changes them)."""
+    import re
+
+    from pmlbench.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["-m", "+experiment=paper", "dry_run=true", "quiet=true", "cache_dir=null",
+            f"results_store={tmp_path / 'store'}",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}"]  # fmt: skip
+    assert main(argv) == 0
+    summary = capsys.readouterr().out.splitlines()[-1]
+    (estimate,) = re.findall(r"; estimated (.+?) CPU for the 600 to compute", summary)
+    section = " ".join(readme_section("The paper experiment").split())
+    assert f"it estimates **{estimate} of CPU time** for the 600 units" in section
+    sweeps = (README.parent / "docs" / "sweeps.md").read_text(encoding="utf-8")
+    assert f"\n    {summary}\n" in sweeps

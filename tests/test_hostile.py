@@ -239,7 +239,7 @@ def test_a_sweep_goes_on_past_plugins_that_end_the_process(tmp_path, hostile_env
     assert "called sys.exit(0)" in out
     assert out.count("ended without a result") == 2
     assert "Fatal Python error" not in out and "Traceback" not in out
-    assert (tmp_path / "sweep" / "3_hostile_genbase" / "results.csv").is_file()
+    assert (tmp_path / "sweep" / "3_hostile_genbase_uniform_rate1" / "results.csv").is_file()
 
 
 def test_a_plugin_that_exits_on_import_is_named(tmp_path, hostile_env):

@@ -1,5 +1,6 @@
 """A sweep through the SLURM launcher on a real one-node cluster: one array task cancelled
-midway with scancel, the same command run again, every unit stored exactly once.
+midway with scancel (every process of it ends, the held unit's pool included, and the store
+holds nothing of the held unit), the same command run again, every unit stored exactly once.
 
 Needs a running cluster whose node sinfo shows idle; on Debian, as root::
 
@@ -30,6 +31,8 @@ pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="needs .[lau
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "slurm_local_cluster.sh"
 STATE_DIR = Path(os.environ.get("PMLBENCH_SLURM_DIR", "/var/tmp/pmlbench-slurm"))
 NOISE_RATES = ["0.5", "1.0", "1.5"]
+# each job's directory names its noise level (conf/config.yaml's hydra.sweep.subdir)
+JOB_DIRS = [f"{n}_gated_genbase_uniform_rate{r}" for n, r in enumerate(["0.5", "1", "1.5"])]
 N_SPLITS = 2
 N_METRICS = 7
 
@@ -64,16 +67,28 @@ import os
 import time
 from pathlib import Path
 
+from joblib.externals.loky import get_reusable_executor
+
 from pmlbench.methods.mlknn import MLkNN
+
+
+def _hold(gate, marks):
+    \"\"\"Wait in a worker process of the unit's own pool while the gate is closed.\"\"\"
+    (Path(marks) / str(os.getpid())).touch()
+    deadline = time.monotonic() + 600
+    while (Path(gate) / "closed").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return os.getpid()
 
 
 class Gated(MLkNN):
     \"\"\"ML-kNN whose second fit in an array task waits while the file ``<gate>/closed``
-    exists, after writing its pid to ``<gate>/waiting/<array job id>_<task id>``: a job held
-    midway, its first unit stored and its second not. ``gate`` names a directory, which unit
-    keys do not cover (a file named in the config would be, and opening the gate would change
-    them). Fits are counted in files (``<gate>/fitted/<job>``): each unit runs in a forked
-    child, where a class attribute would start again from zero.\"\"\"
+    exists, in two loky worker processes of its own, after writing its pid to
+    ``<gate>/waiting/<array job id>_<task id>``: a job held midway, its first unit stored and
+    its second not, with a pool as LIFT's or PARTICLE-VLS's. ``gate`` names a directory,
+    which unit keys do not cover (a file named in the config would be, and opening the gate
+    would change them). Fits are counted in files (``<gate>/fitted/<job>``): each unit runs
+    in a forked child, where a class attribute would start again from zero.\"\"\"
 
     default_tuning_grid = {}  # one fit per unit
 
@@ -92,12 +107,20 @@ class Gated(MLkNN):
             fitted.parent.mkdir(exist_ok=True)
             fitted.touch()
         if again and gate.exists():
+            marks = Path(self.gate) / "pool" / job
+            marks.mkdir(parents=True, exist_ok=True)
+            pool = get_reusable_executor(max_workers=2)
+            held = [pool.submit(_hold, self.gate, str(marks)) for _ in range(2)]
+            deadline = time.monotonic() + 600
+            while len(list(marks.glob("*"))) < 2:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
             waiting = Path(self.gate) / "waiting"
             waiting.mkdir(exist_ok=True)
             (waiting / job).write_text(str(os.getpid()))
-            deadline = time.monotonic() + 600
-            while gate.exists() and time.monotonic() < deadline:
-                time.sleep(0.1)
+            for future in held:
+                future.result()
         return super().fit(X, Y)
 """
 
@@ -161,6 +184,34 @@ def task_state(job: str) -> str:
     return out[0] if out else "GONE"
 
 
+def job_processes(job: str) -> dict[int, str]:
+    """pid -> command line of every process of array task ``job`` (``<array>_<task>``): those
+    whose environment holds its SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID, which every
+    process the task starts inherits, whatever session it moved to (Linux /proc)."""
+    array, task = job.split("_")
+    wanted = {f"SLURM_ARRAY_JOB_ID={array}".encode(), f"SLURM_ARRAY_TASK_ID={task}".encode()}
+    found = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if wanted <= set((entry / "environ").read_bytes().split(b"\0")):
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+                found[int(entry.name)] = command.decode(errors="replace")[:160]
+        except OSError:  # ended while we looked
+            continue
+    return found
+
+
+def still_running(pid: int, command: str) -> bool:
+    """Whether ``pid`` is still the process seen with ``command`` and not a zombie waiting
+    for its parent (its number may have been reused by then)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        now = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return False
+    return state != "Z" and now.decode(errors="replace")[:160] == command
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -206,22 +257,36 @@ def test_slurm_sweep_cancelled_midway_resumes_each_unit_once(tmp_path, env):
             command, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT
         )
     try:
-        wait_for("array task held midway", lambda: any(waiting.glob("*")), 240, tmp_path, first)
+        wait_for("array task held midway", lambda: any(waiting.glob("*")), 600, tmp_path, first)
         held = sorted(waiting.iterdir())[0]
         job, pid = held.name, int(held.read_text())
         task = int(job.split("_")[1])
         state = task_state(job)
         assert state == "RUNNING", f"{job} is {state}\n" + diagnostics(tmp_path)
 
-        # 2. scancel it midway, wait until its process is gone, then let the others finish
+        # the task's processes: the job's own, the held unit's child and its pool's workers
+        running = job_processes(job)
+        pool = {int(p.name) for p in (gate_dir / "pool" / job).iterdir()}
+        assert {pid, *pool} <= set(running), (pid, pool, running)
+
+        # 2. scancel it midway, wait until all its processes are gone, then let the others
+        # finish
         subprocess.run(["scancel", job], check=True, timeout=30)
         wait_for(
-            f"end of cancelled task {job} (pid {pid})",
-            lambda: not pid_alive(pid) and task_state(job) not in ("RUNNING", "COMPLETING"),
+            f"end of every process of cancelled task {job} (unit pid {pid})",
+            lambda: not job_processes(job) and task_state(job) not in ("RUNNING", "COMPLETING"),
             120,
             tmp_path,
         )
+        assert not [p for p, command in running.items() if still_running(p, command)], running
         cancelled_state = task_state(job)
+        # nothing partial in the store: no temporary file, nothing of the held unit
+        assert not [f.name for f in store.iterdir() if not f.name.endswith(".json")]
+        assert not [
+            r
+            for r in iter_records(store)
+            if r["run"]["run_dir"].endswith(f"/{JOB_DIRS[task]}") and r["unit"]["split"] == 1
+        ]
         gate.unlink()
         first.wait(timeout=300)
     except subprocess.TimeoutExpired:
@@ -246,7 +311,7 @@ def test_slurm_sweep_cancelled_midway_resumes_each_unit_once(tmp_path, env):
     held_units = {
         r["unit"]["split"]
         for r in done.values()
-        if r["run"]["run_dir"].endswith(f"/{task}_gated_genbase")
+        if r["run"]["run_dir"].endswith(f"/{JOB_DIRS[task]}")
     }
     assert held_units == {0}, f"task {task} was cancelled after its split 0, before its split 1"
 
@@ -272,7 +337,7 @@ def test_slurm_sweep_cancelled_midway_resumes_each_unit_once(tmp_path, env):
         assert again == (record["key"] not in done), record["key"]
     statuses = []
     for number in range(n_jobs):
-        job_dir = tmp_path / "sweep" / f"{number}_gated_genbase"
+        job_dir = tmp_path / "sweep" / JOB_DIRS[number]
         results = pd.read_csv(job_dir / "results.csv")
         assert len(results) == N_SPLITS * N_METRICS, job_dir
         units_file = json.loads((job_dir / "units.json").read_text())["units"]

@@ -256,7 +256,8 @@ def test_sweep_with_a_slow_and_a_refusing_method_goes_on(tmp_path, env):
     proc = pmlbench(tmp_path, *sweep, first, env=env, quiet=False)
     seconds = time.monotonic() - start
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert seconds < 60, "the sleeping units were not stopped"
+    # job 2's two units would sleep 60 s each; a busy machine takes over a minute without them
+    assert seconds < 120, "the sleeping units were not stopped"
     assert "Traceback" not in proc.stdout + proc.stderr
 
     # jobs: 0 sleep=0 refuse=0, 1 sleep=0 refuse=1, 2 sleep=60 refuse=0, 3 sleep=60 refuse=1
@@ -269,10 +270,11 @@ def test_sweep_with_a_slow_and_a_refusing_method_goes_on(tmp_path, env):
         ["timed_out", "timed_out"],
         ["not_applicable", "not_applicable"],
     ]
-    timed_out = job_units(tmp_path / "first")["2_picky_genbase"]
+    timed_out = job_units(tmp_path / "first")["2_picky_genbase_uniform_rate1"]
     assert all(1 <= u["elapsed_seconds"] < 2.5 and u["unit_timeout"] == 1 for u in timed_out)
-    assert (tmp_path / "first" / "0_picky_genbase" / "results.csv").exists()
-    for job in ("1_picky_genbase", "2_picky_genbase", "3_picky_genbase"):
+    assert (tmp_path / "first" / "0_picky_genbase_uniform_rate1" / "results.csv").exists()
+    for number in (1, 2, 3):
+        job = f"{number}_picky_genbase_uniform_rate1"
         assert not (tmp_path / "first" / job / "results.csv").exists()
     # the sleeping children were killed, not left to sleep
     assert len(list(pids.iterdir())) == 2
@@ -316,14 +318,14 @@ def test_sweep_with_a_slow_and_a_refusing_method_goes_on(tmp_path, env):
     start = time.monotonic()
     again = pmlbench(tmp_path, *sweep, f"hydra.sweep.dir={tmp_path / 'second'}", env=env)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert time.monotonic() - start < 60
+    assert time.monotonic() - start < 120  # no unit sleeps again (checked below by its pid)
     assert {p.name: p.read_bytes() for p in store.iterdir()} == before
     assert len(list(pids.iterdir())) == 2  # no unit slept again
     second = job_units(tmp_path / "second")
-    assert [u["status"] for u in second["0_picky_genbase"]] == ["cached"] * 2
-    assert [u["status"] for u in second["1_picky_genbase"]] == ["not_applicable"] * 2
-    assert [u["status"] for u in second["2_picky_genbase"]] == ["timed_out"] * 2
-    assert all(u["from_store"] for u in second["2_picky_genbase"])
+    assert [u["status"] for u in second["0_picky_genbase_uniform_rate1"]] == ["cached"] * 2
+    assert [u["status"] for u in second["1_picky_genbase_uniform_rate1"]] == ["not_applicable"] * 2
+    assert [u["status"] for u in second["2_picky_genbase_uniform_rate1"]] == ["timed_out"] * 2
+    assert all(u["from_store"] for u in second["2_picky_genbase_uniform_rate1"])
 
 
 def test_single_runs_exit_0_when_not_applicable_and_2_when_timed_out(tmp_path, env):

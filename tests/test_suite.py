@@ -196,9 +196,9 @@ def test_the_suite_is_methods_x_cases_jobs_without_duplicates(composed):
 
     suite, job = composed
     methods = suite_params()["method"].split(",")
-    assert count_jobs(suite) == len(methods) * (15 * 3 + 4) == 735
+    assert count_jobs(suite) == len(methods) * (15 * 3 + 4) == 882
     jobs = _jobs(suite)
-    assert len(jobs) == 735
+    assert len(jobs) == 882
 
     # what each case composes to: its dataset, and the noise rate where one is applied
     cases: dict[str, tuple[str, str]] = {}
@@ -215,7 +215,7 @@ def test_the_suite_is_methods_x_cases_jobs_without_duplicates(composed):
     for overrides in jobs:
         chosen = dict(o.split("=", 1) for o in overrides)
         units.append((chosen["method"], *cases[chosen[CASE_KEY]]))
-    assert len(set(units)) == len(units) == 735, [u for u, n in Counter(units).items() if n > 1]
+    assert len(set(units)) == len(units) == 882, [u for u, n in Counter(units).items() if n > 1]
     per_dataset = Counter((method, dataset) for method, dataset, _ in units)
     for method in methods:
         for dataset in NATURAL:
@@ -254,7 +254,7 @@ def test_overrides_narrow_the_suite(composed):
     with open_dict(plus_one):
         plus_one.hydra.overrides.task = [f"method={suite_params()['method']},cwbr"]
     n_methods = len(suite_params()["method"].split(","))
-    assert count_jobs(plus_one) == (n_methods + 1) * 49 == 16 * 49
+    assert count_jobs(plus_one) == (n_methods + 1) * 49 == 19 * 49
 
 
 # ---------------------------------------------------------------------------- end to end

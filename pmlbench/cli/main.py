@@ -16,6 +16,14 @@ from collections.abc import Iterator
 
 from pmlbench.core.console import print_error
 from pmlbench.errors import PmlbenchError
+from pmlbench.hydra_app.signals import (
+    exit_status,
+    forget_submitted_jobs,
+    quiet_resource_trackers,
+    signal_name,
+    stop_on_signals,
+    submitted_jobs,
+)
 
 SUBCOMMANDS = {
     "list": "pmlbench.cli.commands.list_plugins:main",
@@ -73,6 +81,7 @@ def run_hydra(argv: list[str]) -> int:
     check_overrides(argv)
     argv = pin_explicit_parameters(argv)
     register_config_nodes()
+    quiet_resource_trackers()
     main = hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")(task)
     with hydra_process_state(argv):
         main()
@@ -91,10 +100,6 @@ def usage() -> str:
         "Run the default experiment (ML-kNN on genbase) with: pmlbench method=mlknn\n"
         "All options and config keys: pmlbench --help"
     )
-
-
-# The shell's status for a command ended by SIGINT (128 + 2).
-INTERRUPTED = 130
 
 
 def version_line() -> str:
@@ -141,26 +146,57 @@ def check_command(argv: list[str]) -> None:
     )
 
 
+def stopped_line(exc: KeyboardInterrupt, argv: list[str] | None, submitted: str | None) -> str:
+    """The one line of a command stopped by Ctrl-C or SIGTERM (pmlbench.hydra_app.signals);
+    ``argv``: an experiment's overrides (None for a sub-command); ``submitted``: ``"slurm"``
+    or ``"local"`` when the jobs were a submitit launcher's, which the command does not stop
+    (pmlbench.hydra_app.signals.submitted_jobs)."""
+    what = f"stopped by {signal_name(exc)}"
+    if argv is None:
+        return what
+    stored = not any(a.lstrip("+") in ("results_store=null", "results_store=") for a in argv)
+    if submitted is not None:
+        jobs = (
+            "this sweep's SLURM jobs were not cancelled (squeue lists them, scancel ends them)"
+            if submitted == "slurm"
+            else "this sweep's submitit jobs run on unless the signal reached them too"
+        )
+        if not stored:
+            return f"{what}: {jobs}"
+        return f"{what}: {jobs}; what they finish is stored, the same command again resumes"
+    if not stored:
+        return f"{what}: the running units were stopped (results_store=null: none is stored)"
+    return (
+        f"{what}: the running units were stopped, finished ones are in the result store; "
+        "the same command again resumes from them"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        if not argv:  # a bare command explains itself and runs nothing
-            print(usage())
-            return 0
-        if argv[0] in ("--version", "-V"):
-            print(version_line())
-            return 0
-        if argv[0] in SUBCOMMANDS:
-            module, function = SUBCOMMANDS[argv[0]].split(":")
-            return int(getattr(importlib.import_module(module), function)(argv[1:]) or 0)
-        check_command(argv)
-        return run_hydra(argv)
-    except PmlbenchError as exc:
-        print_error(str(exc))
-        return 2
-    except KeyboardInterrupt:
-        print_error("interrupted; finished results were written, the interrupted run was not")
-        return INTERRUPTED
+    experiment: list[str] | None = None
+    with stop_on_signals():
+        try:
+            if not argv:  # a bare command explains itself and runs nothing
+                print(usage())
+                return 0
+            if argv[0] in ("--version", "-V"):
+                print(version_line())
+                return 0
+            if argv[0] in SUBCOMMANDS:
+                module, function = SUBCOMMANDS[argv[0]].split(":")
+                return int(getattr(importlib.import_module(module), function)(argv[1:]) or 0)
+            check_command(argv)
+            experiment = argv
+            return run_hydra(argv)
+        except PmlbenchError as exc:
+            print_error(str(exc))
+            return 2
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
+            print_error(stopped_line(exc, experiment, submitted_jobs()))
+            return exit_status(exc)
+        finally:
+            forget_submitted_jobs()
 
 
 if __name__ == "__main__":

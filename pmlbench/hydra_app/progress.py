@@ -4,8 +4,9 @@ Jobs may run in this process (basic launcher), in worker processes (joblib) or o
 machines (submitit), so the progress lives in the sweep directory: the Hydra callback
 :class:`SweepProgress` writes the number of jobs, the start time and each job's estimated
 CPU seconds there when the sweep starts, and each job, when it ends, counts the jobs that
-have written their units.json and prints one line: a bar, done / total, elapsed time, ETA
-and what the job did. Once every job has ended the callback prints the sweep's summary
+have ended (written their units.json, or an error.txt when they stopped outside any unit:
+pmlbench.hydra_app.task) and prints one line: a bar, done / total, elapsed time, ETA and
+what the job did. Once every job has ended the callback prints the sweep's summary
 (:func:`sweep_summary`: units computed, reused, declined and failed, where the results are,
 the report command to run next).
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -224,9 +225,11 @@ def sweep_summary(sweep_dir: Path, store: str | None) -> list[str]:
         next: pmlbench report outputs/multirun/2026-01-01/10-00-00_ab12
 
     Counted from the units.json of the sweep's jobs (their status names are those of the
-    file format: ``cached`` is a unit reused from the result store); timed-out units and jobs
-    that failed outside any unit (``error.txt``) are named when there are any. The warnings
-    the units raised come first, one line per kind (pmlbench.runner.unit_warnings).
+    file format: ``cached`` is a unit reused from the result store); timed-out units are
+    counted when there are any, and jobs that stopped outside any unit (``error.txt``: a
+    setting refused, a preparation that failed, a failure after the units) are counted and
+    named by their directories (:func:`stopped_jobs_part`). The warnings the units raised
+    come first, one line per kind (pmlbench.runner.unit_warnings).
     """
     from collections import Counter
 
@@ -248,10 +251,10 @@ def sweep_summary(sweep_dir: Path, store: str | None) -> list[str]:
     parts = [f"{counts[status]} {label}" for status, label in SUMMARY_LABELS.items()]
     if counts[Status.TIMED_OUT]:
         parts.append(f"{counts[Status.TIMED_OUT]} {Status.TIMED_OUT.label}")
-    broken = sum(1 for job in jobs if (job / ERROR_FILE).exists())
+    broken = sorted((job.name for job in jobs if (job / ERROR_FILE).exists()), key=_job_order)
     if broken:
-        parts.append(f"{broken} job{'s' if broken > 1 else ''} failed outside any unit")
-    unfinished = sum(counts[status] for status in UNFINISHED) + broken
+        parts.append(stopped_jobs_part(broken))
+    unfinished = sum(counts[status] for status in UNFINISHED) + len(broken)
     lines = [
         f"sweep done: {len(jobs)} job{'s' if len(jobs) != 1 else ''}, {n_units} units: "
         + ", ".join(parts),
@@ -262,6 +265,38 @@ def sweep_summary(sweep_dir: Path, store: str | None) -> list[str]:
         lines[-1] += " (it lists what did not finish; rerunning the sweep retries failures)"
     where = f"the jobs' {JOB_MARKER} and log files"
     return summary_lines(caught, where) + lines
+
+
+def _job_order(name: str) -> tuple[int, str]:
+    """Job directories in Hydra's job order (``2_...`` before ``10_...``)."""
+    number = name.split("_", 1)[0]
+    return (int(number) if number.isdigit() else -1, name)
+
+
+NAMED_JOBS = 5  # the stopped jobs a summary names before "and N more"
+
+
+def stopped_jobs_part(names: list[str]) -> str:
+    """``1 job stopped outside any unit (0_plain_genbase_uniform_rate1: its error.txt)``:
+    the summary's part on jobs that stopped outside any unit, naming their directories."""
+    from pmlbench.runner.format import ERROR_FILE
+
+    shown = ", ".join(names[:NAMED_JOBS])
+    if len(names) > NAMED_JOBS:
+        shown += f" and {len(names) - NAMED_JOBS} more"
+    plural = "s" if len(names) > 1 else ""
+    return f"{len(names)} job{plural} stopped outside any unit ({shown}: {ERROR_FILE} says why)"
+
+
+def ended_jobs(sweep_dir: Path) -> tuple[set[str], set[str]]:
+    """The jobs of a sweep that have ended, by directory relative to ``sweep_dir``: those
+    that wrote their units.json, and those that stopped outside any unit without one (an
+    error.txt alone)."""
+    from pmlbench.runner.format import ERROR_FILE
+
+    with_units = {os.path.relpath(p.parent, sweep_dir) for p in sweep_dir.glob(f"*/{JOB_MARKER}")}
+    errors = {os.path.relpath(p.parent, sweep_dir) for p in sweep_dir.glob(f"*/{ERROR_FILE}")}
+    return with_units, errors - with_units
 
 
 def _duration(seconds: float | None) -> str:
@@ -276,22 +311,28 @@ def sweep_status(sweep_dir: Path, now: float | None = None) -> dict[str, Any] | 
         start = float(info["start"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    finished = {os.path.relpath(p.parent, sweep_dir) for p in sweep_dir.glob(f"*/{JOB_MARKER}")}
-    done = len(finished)
+    finished, stopped = ended_jobs(sweep_dir)
+    done = len(finished) + len(stopped)
     total = info.get("total_jobs")
     now = time.time() if now is None else now
     elapsed = now - start
-    eta = model_eta(sweep_dir, info, finished, elapsed, now)
+    eta = model_eta(sweep_dir, info, finished, elapsed, now, stopped)
     if eta is None and total and done:
         eta = elapsed / done * (total - done)
     return {"done": done, "total": total, "elapsed": elapsed, "eta": eta}
 
 
 def model_eta(
-    sweep_dir: Path, info: dict[str, Any], finished: set[str], elapsed: float, now: float
+    sweep_dir: Path,
+    info: dict[str, Any],
+    finished: set[str],
+    elapsed: float,
+    now: float,
+    stopped: Collection[str] = (),
 ) -> float | None:
     """Seconds left by the jobs' estimates, calibrated by the sweep so far (None without
-    estimates). A job without an estimate counts as the mean of the others."""
+    estimates). A job without an estimate counts as the mean of the others; a job that
+    stopped outside any unit (``stopped``) computed nothing and is left out of both."""
     estimates = info.get("estimates")
     if not isinstance(estimates, dict) or not estimates:
         return None
@@ -299,7 +340,11 @@ def model_eta(
     if not known:
         return None
     mean = sum(known) / len(known)
-    cost = {k: float(v) if isinstance(v, (int, float)) else mean for k, v in estimates.items()}
+    cost = {
+        k: float(v) if isinstance(v, (int, float)) else mean
+        for k, v in estimates.items()
+        if k not in stopped
+    }
     done = sum(cost[k] for k in finished if k in cost)
     left = credit = 0.0
     for name, seconds in cost.items():

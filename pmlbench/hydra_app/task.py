@@ -7,6 +7,11 @@ sweep goes on; a single run exits non-zero with a one-line message. Units that a
 applicable get one line each (or one for all, when they share the reason) and are no
 failure; ``unit_timeout`` is handed to the runner. With ``dry_run=true`` a job only says
 what it would do (pmlbench.runner.dryrun) and writes its plan for the sweep's summary.
+
+A multirun job that stops outside its units, on a setting it refuses or at preparation (a
+method that needs a package that is not installed), writes its one-line error into its
+``error.txt``, as a job that fails outside any unit writes its traceback there: the sweep's
+progress counts it as ended and its summary names it (pmlbench.hydra_app.progress).
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from pmlbench.core.console import console, print_error, print_message, results_t
 from pmlbench.core.workcache import using_cache_dir
 from pmlbench.errors import PmlbenchError
 from pmlbench.hydra_app.config_tree import config_to_dict
-from pmlbench.hydra_app.directories import naming_key
+from pmlbench.hydra_app.directories import naming_key, store_location_problem
 from pmlbench.hydra_app.launchers import job_threads, runs_in_process
 from pmlbench.hydra_app.resolvers import register_resolvers
+from pmlbench.hydra_app.signals import quiet_resource_trackers, stop_on_signals
 from pmlbench.runner import settings
 from pmlbench.runner.format import ERROR_FILE, RESULTS_FILE, UNITS_FILE, read_units
 from pmlbench.runner.outputs import tidy_records
@@ -54,7 +60,8 @@ def _describe(overrides: list[str], out_dir: Path) -> str:
     text = " ".join(overrides) or out_dir.name
     units = _units(out_dir)
     if not units:
-        return text
+        stopped = (out_dir / ERROR_FILE).exists()
+        return text + (f": stopped outside any unit ({ERROR_FILE})" if stopped else "")
     counts = Counter(u["status"] for u in units)
     return text + ": " + ", ".join(f"{counts[s]} {s.label}" for s in LINE_STATUSES if counts[s])
 
@@ -112,21 +119,46 @@ def _units(out_dir: Path) -> list[dict[str, Any]]:
 
 
 def task(cfg: DictConfig) -> dict[str, float] | None:
-    """Run the configured experiment in the Hydra job's output directory."""
+    """Run the configured experiment in the Hydra job's output directory.
+
+    In a launcher's process (a joblib worker, a SLURM job) the job stops on SIGTERM as on
+    Ctrl-C, with its running unit and what that started (pmlbench.hydra_app.signals)."""
+    quiet_resource_trackers()
+    with stop_on_signals(job_process=_in_launcher_process()):
+        return _job(cfg)
+
+
+def _in_launcher_process() -> bool:
+    """Whether this job runs in a process of its launcher's (not the command's own)."""
+    hydra_cfg = HydraConfig.get()
+    try:
+        launcher = OmegaConf.to_container(hydra_cfg.launcher, resolve=True)
+    except Exception:  # the job's own code reports a launcher config it cannot use
+        return False
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    return not runs_in_process(cast(dict[str, Any], launcher), multirun)
+
+
+def _job(cfg: DictConfig) -> dict[str, float] | None:
     hydra_cfg = HydraConfig.get()
     out_dir = Path(hydra_cfg.runtime.output_dir)
     cwd = Path(hydra_cfg.runtime.cwd)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     config = config_to_dict(cfg)
     task_overrides = list(hydra_cfg.overrides.task)
+    if multirun:  # a rerun into the same sweep directory: an earlier stop is not this one's
+        (out_dir / ERROR_FILE).unlink(missing_ok=True)
     try:
         # quiet, recompute, dry_run, threads_per_job, ... (bool("no") would be True); the
         # settings that make the experiment are checked when its spec is built
         settings.check_execution_options(config)
+        problem = store_location_problem(settings.value(config, "results_store"), cwd)
+        if problem is not None:
+            raise PmlbenchError(problem)
     except PmlbenchError as exc:
-        print_error(str(exc), stderr=False)
-        if not multirun:
-            raise SystemExit(2) from None
+        _stopped_before_units(str(exc), out_dir, multirun)
+        if settings.value(config, "quiet") is not True:  # a bad quiet=... is the error
+            _sweep_line(Path(hydra_cfg.sweep.dir), out_dir, task_overrides)
         return None
     quiet = bool(settings.value(config, "quiet"))
     store_dir = _path(settings.value(config, "results_store"), cwd)
@@ -136,6 +168,7 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
         _dry_run(config, out_dir, store, multirun, overrides)
         return None
     summary = None
+    stopped = False
     try:
         launcher = cast(dict[str, Any], OmegaConf.to_container(hydra_cfg.launcher, resolve=True))
         threads = job_threads(settings.value(config, "threads_per_job"), launcher, multirun)
@@ -173,9 +206,7 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
             "results_store": store_dir,
             "cache_dir": _path(settings.value(config, "cache_dir"), cwd),
         }
-        print_error(str(naming_key(exc, locations)), stderr=False)
-        if not multirun:
-            raise SystemExit(2) from None
+        _stopped_before_units(str(naming_key(exc, locations)), out_dir, multirun)
     except Exception as exc:  # outside any unit (e.g. writing results): one job, not the sweep
         if not multirun:
             raise
@@ -184,10 +215,26 @@ def task(cfg: DictConfig) -> dict[str, float] | None:
         print_error(
             f"{type(exc).__name__}: {exc} (traceback in {out_dir / ERROR_FILE})", stderr=False
         )
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the command says so in one line
+        stopped = True
+        raise
     finally:
-        if multirun and not quiet:
+        if multirun and not quiet and not stopped:
             _sweep_line(Path(hydra_cfg.sweep.dir), out_dir, list(hydra_cfg.overrides.task))
     return summary
+
+
+def _stopped_before_units(message: str, out_dir: Path, multirun: bool) -> None:
+    """A job refused or could not prepare its units: one line; a single run exits with
+    status 2, a multirun job leaves the line in its ``error.txt`` (see the module docstring)
+    and the sweep goes on."""
+    print_error(message, stderr=False)
+    if not multirun:
+        raise SystemExit(2) from None
+    try:
+        atomic_write_text(out_dir / ERROR_FILE, message + "\n")
+    except (OSError, PmlbenchError):  # an unwritable job directory: the line above says
+        pass  # why; only the summary misses the job
 
 
 def _dry_run(

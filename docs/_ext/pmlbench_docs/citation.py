@@ -85,14 +85,19 @@ def _bibtex_key(reference: dict[str, Any]) -> str:
     return f"{re.sub(r'[^a-z]', '', family.lower())}{reference['year']}{word}"
 
 
+def _bibtex_name(author: dict[str, Any]) -> str:
+    """``Family, Given`` for a person; an entity's name (e.g. a code account) in braces, so
+    BibTeX does not split it; ``others`` for CFF's et al."""
+    if author.get("name") == "others":
+        return "others"
+    if "family-names" not in author:
+        return f"{{{author.get('name', 'anon')}}}"
+    return f"{author['family-names']}, {author.get('given-names', '')}".rstrip(", ")
+
+
 def bibtex(reference: dict[str, Any]) -> str:
     """A BibTeX entry for a reference of CITATION.cff."""
-    names = " and ".join(
-        "others"
-        if a.get("name") == "others"
-        else f"{a['family-names']}, {a.get('given-names', '')}".rstrip(", ")
-        for a in reference["authors"]
-    )
+    names = " and ".join(_bibtex_name(a) for a in reference["authors"])
     fields = {
         "author": names,
         "title": " ".join(str(reference["title"]).split()),
@@ -101,9 +106,13 @@ def bibtex(reference: dict[str, Any]) -> str:
     if "conference" in reference:
         kind = "inproceedings"
         fields["booktitle"] = reference["conference"]["name"]
+    elif "journal" not in reference:  # code, preprints and submitted work: no venue to name
+        kind = "misc"
+        if "url" in reference:
+            fields["howpublished"] = f"\\url{{{reference['url']}}}"
     else:
         kind = "article"
-        fields["journal"] = reference.get("journal", "")
+        fields["journal"] = reference["journal"]
         for key in ("volume", "issue"):
             if key in reference:
                 fields["number" if key == "issue" else key] = reference[key]
