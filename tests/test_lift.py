@@ -380,6 +380,8 @@ def test_default_grid_is_the_svm_cost_around_libsvms_default():
     grid = LIFT.default_tuning_grid
     assert set(grid) == {"C"} and LIFT().C in grid["C"]
     assert 3 <= len(grid["C"]) <= 6
+    # widened above 10, where the tuned suite's selections lay (docs/methods/lift.md)
+    assert max(grid["C"]) > 10
 
 
 def test_fit_grid_equals_fits_from_scratch():
@@ -424,3 +426,18 @@ def test_fit_grid_clusters_once_per_ratio(rng, monkeypatch):
     assert len(calls) == 2 * per_fit  # one clustering per ratio, not per point
     for index, model in fitted.items():
         assert (model.ratio, model.C) == (points[index]["ratio"], points[index]["C"])
+
+
+def test_max_labels_refuses_before_any_work():
+    X = np.zeros((5, 3))
+    Y = np.zeros((5, 4), dtype=np.uint8)  # bad labels: never looked at
+    with pytest.raises(NotApplicable) as error:
+        LIFT(max_labels=3).fit(X, Y)
+    message = str(error.value)
+    assert "4 labels exceed method.max_labels=3" in message and "\n" not in message
+    assert "docs/protocol.md" in message
+    # the suite's budget (docs/methods/lift.md, "What C = 100 costs"): corel16k001's 153
+    # labels run, bibtex's 159 and cal500's 174 do not
+    assert 153 <= LIFT().max_labels < 159
+    with pytest.raises(PmlbenchError, match=r"^method\.max_labels must be "):
+        LIFT(max_labels=0).fit(X, Y)
