@@ -102,9 +102,10 @@ def test_rows_without_a_unit_list_are_the_same_unit_when_their_columns_agree(rer
         frame["fit_seconds"] = frame["fit_seconds"] * (2 if name == "y" else 1)  # timed again
         frame.to_csv(tmp_path / name / "results.csv", index=False)
     assert len(load_results(tmp_path)) == 2 * N_METRICS
-    # a different value is a different row (pmlbench report names the conflict)
+    # a different value in the metric's range is a different row (pmlbench report names the
+    # conflict); a value outside it would be left out as damaged
     frame = pd.read_csv(tmp_path / "y" / "results.csv")
-    frame.loc[0, "value"] = -1.0
+    frame.loc[0, "value"] = 0.75 if frame.loc[0, "value"] == 0.25 else 0.25
     frame.to_csv(tmp_path / "y" / "results.csv", index=False)
     assert len(load_results(tmp_path)) == 2 * N_METRICS + 1
 
