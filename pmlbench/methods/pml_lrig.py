@@ -664,7 +664,7 @@ class PMLLRIG(ValidatedParameters, BaseEstimator):
     default_bipartition = {"rule": "method"}
     # λ and γ, the two parameters whose effect on held-out average precision was measured
     # to matter; no published setting exists (docs/methods/pml_lrig.md, "Tuning grid")
-    default_tuning_grid = {"lam": [0.1, 1.0], "gamma": [0.01, 0.1, 1.0]}
+    default_tuning_grid = {"lam": [0.1, 1.0], "gamma": [0.1, 1.0, 10.0]}
     parameter_constraints = {
         "alpha": POSITIVE,
         "beta": NON_NEGATIVE,
