@@ -1,4 +1,5 @@
-"""Fits that share work on one training set (used by PML-PLR, PML-MA and PML-WFGALC).
+"""Fits that share work on one training set (used by PML-PLR, PML-MA, PML-WFGALC, PML-LRIG
+and PMNDP).
 
 Many parts of these methods' fits (scaling, random draws, kernel features, graphs,
 factorisations) depend on the training set and on a few parameters only. A method
