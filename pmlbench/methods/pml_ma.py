@@ -87,10 +87,10 @@ from pmlbench.numerics import shared_work
 from pmlbench.numerics.kernel_features import KernelMap, minmax_apply, minmax_fit
 from pmlbench.numerics.knn_graph import heat_kernel_neighbours
 from pmlbench.numerics.linalg import thin_svd
+from pmlbench.numerics.matlab import MATLAB_EPS
 from pmlbench.numerics.shared_work import SharedWorkFitting
 
 UPDATES = ("code", "objective")
-MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps, added to R in its update
 SYLVESTER_CUT = 1e-5  # mysylvester: |λᵢ(A) + λⱼ(B)| at or below this gives a 0 entry
 # candidates at most this dense: R's products go through their pattern (CandidatePattern)
 SPARSE_DENSITY = 0.1
@@ -468,7 +468,7 @@ def ma_solve(
         keep = s > lam / lipschitz
         R_hat = (U[:, keep] * (s[keep] - lam / lipschitz)) @ Vt[keep]
         excess = np.maximum(R - Y, 0.0)
-        denominator = R + MACHINE_EPS
+        denominator = R + MATLAB_EPS
         R = R * R_hat / denominator - excess * Y / denominator
         state = _Iterate(R, P2, Q, XP1, P1tP1, VtV, XV, P2tP2)
         loss = ma_loss(

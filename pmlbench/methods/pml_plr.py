@@ -81,6 +81,7 @@ from pmlbench.numerics.kernel_features import (
 )
 from pmlbench.numerics.knn_graph import heat_kernel_neighbours
 from pmlbench.numerics.linalg import soft_threshold, thin_svd
+from pmlbench.numerics.matlab import MATLAB_EPS
 from pmlbench.numerics.shared_work import SharedWorkFitting
 from pmlbench.numerics.simplex import project_rows_to_simplex
 
@@ -89,7 +90,6 @@ HOW = ("cg", "cholesky", "eigh")  # how an H step was solved
 # Largest training set fitted by default: above it one split of the paper protocol takes more
 # than 10x ML-kNN's time on the 2-core reference machine (docs/methods/pml_plr.md).
 MAX_TRAIN = 2500
-MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps, added to F's denominator
 
 
 def pairwise_squared_distances(X: np.ndarray) -> np.ndarray:
@@ -339,7 +339,7 @@ def lambda_free_step(
     E = soft_threshold(T, alpha / mu) if objective else np.maximum(T - alpha / mu, 0.0)
     # F's multiplicative update divides by this
     excess = np.maximum(F - Y, 0.0)
-    FA = 2.0 * F + beta * np.asarray((L @ (F @ C.T).T).T) + beta * (FL @ C) + MACHINE_EPS
+    FA = 2.0 * F + beta * np.asarray((L @ (F @ C.T).T).T) + beta * (FL @ C) + MATLAB_EPS
     return Step(phiF, YQ, H, how, Z, kept, dropped, C, T, E, FA, excess)
 
 

@@ -83,9 +83,9 @@ from pmlbench.numerics.exact import (
     row_groups,
     squared_distances,
 )
+from pmlbench.numerics.matlab import MATLAB_EPS
 from pmlbench.numerics.shared_work import SharedWorkFitting
 
-MATLAB_EPS = float(np.finfo(np.float64).eps)
 # The reconstruction QP min sᵀGs over the simplex is solved with G + ρ·max(diag G)·I: the
 # minimiser is then unique (G is singular when the neighbours' differences are linearly
 # dependent), and it moves by less than the authors' interior-point solver's own tolerance
