@@ -9,7 +9,8 @@ directory. Run it before and after a change and compare:
     python benchmarks/golden_numbers.py record /tmp/after       # on the new code
     python benchmarks/golden_numbers.py compare /tmp/before /tmp/after
 
-``compare`` exits 1 and lists the files that differ. ``--methods`` narrows the set.
+``compare`` exits 1 and lists the files that differ. ``--methods`` narrows the set (with a
+single method there is no report to compare it with others: only its run_* files are written).
 """
 
 from __future__ import annotations
@@ -57,6 +58,29 @@ def _canonical_csv(path: Path) -> str:
     return out.getvalue()
 
 
+def _record_report(sweep: Path, reference: str, report: Path, out: Path) -> None:
+    """The report on the sweep, with ``reference`` compared with the other methods, as
+    report_* files in ``out``."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pmlbench",
+            "report",
+            str(sweep),
+            "--reference",
+            reference,
+            "--out",
+            str(report),
+            "--no-plots",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    for table in sorted(report.glob("*.csv")):
+        (out / f"report_{table.name}").write_text(_canonical_csv(table))
+
+
 def record(out: Path, methods: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,28 +101,13 @@ def record(out: Path, methods: list[str]) -> None:
             ],
             check=True,
         )
-        report = Path(tmp) / "report"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pmlbench",
-                "report",
-                str(sweep),
-                "--reference",
-                methods[0],
-                "--out",
-                str(report),
-                "--no-plots",
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
         for results in sorted(sweep.glob("*/results.csv")):
             name = results.parent.name.split("_", 1)[1]  # without the job number
             (out / f"run_{name}.csv").write_text(_canonical_csv(results))
-        for table in sorted(report.glob("*.csv")):
-            (out / f"report_{table.name}").write_text(_canonical_csv(table))
+        if len(set(methods)) > 1:
+            _record_report(sweep, methods[0], Path(tmp) / "report", out)
+        else:
+            print(f"no report_* files: the report compares {methods[0]} with other methods")
     print(f"{len(list(out.iterdir()))} files in {out}")
 
 

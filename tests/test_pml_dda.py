@@ -274,37 +274,6 @@ def test_squared_distances_and_softmax():
     np.testing.assert_allclose(row_softmax(A), scipy.special.softmax(A, axis=1), rtol=1e-13)
 
 
-def test_shared_kernel_features_and_simplex_projection_are_pml_plrs():
-    """pmlbench.numerics' kernel map, scaling and projection (PML-DDA's) are the same
-    arithmetic as PML-PLR's own copy, which its unit keys keep: the same bits."""
-    from pmlbench.methods import pml_plr
-    from pmlbench.numerics import kernel_features, simplex
-
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(40, 6)) * [1, 10, 1e-3, 1, 0, 1]
-    X[:, 4] = 3.0  # constant on the training rows
-    X[:, 5] = 1.0 + 1e-15 * rng.random(40)  # a range whose gain mapminmax treats as constant
-    test = rng.normal(size=(9, 6))
-    low, span = kernel_features.minmax_fit(X)
-    assert [a.tobytes() for a in (low, span)] == [a.tobytes() for a in pml_plr.minmax_fit(X)]
-    for rows in (X, test):
-        expected = pml_plr.minmax_apply(rows, low, span)
-        assert kernel_features.minmax_apply(rows, low, span).tobytes() == expected.tobytes()
-    Xs = kernel_features.minmax_apply(X, low, span)
-    assert kernel_features.n_anchors(40, 6) == pml_plr.n_anchors(40, 6) == 30
-    anchors = rng.choice(40, size=30, replace=False)
-    ours, phi = kernel_features.KernelMap.fit(Xs, anchors, method="PML-DDA")
-    theirs, expected_phi = pml_plr.KernelMap.fit(Xs, anchors)
-    assert phi.tobytes() == expected_phi.tobytes() and ours.width == theirs.width
-    Ts = kernel_features.minmax_apply(test, low, span)
-    assert ours.transform(Ts).tobytes() == theirs.transform(Ts).tobytes()
-    V = rng.normal(size=(30, 50)) * rng.choice([1e-3, 1.0, 30.0], size=(30, 1))
-    projected = simplex.project_rows_to_simplex(V.copy())
-    assert projected.tobytes() == pml_plr.project_rows_to_simplex(V.copy()).tobytes()
-    np.testing.assert_allclose(projected.sum(axis=1), 1.0, atol=1e-9)
-    assert (projected >= 0).all() and (projected == 0).any()
-
-
 def test_rank_deficient_u_steps_are_counted_and_deterministic():
     """Duplicated training rows make the kernel features rank deficient below the embedding's
     size: the U step keeps only the singular values above rtol (the same on every machine)."""

@@ -306,6 +306,25 @@ def test_local_reconstruction_is_the_codes_with_duplicates_and_ties():
     )
 
 
+def test_local_reconstruction_weights_the_knn_graphs_neighbours():
+    """N, Q and σ are those of the knn_S.m graph (pmlbench.numerics.knn_graph.nearest_rows):
+    the code's stable sort of pdist2 (a preceding twin first), weighted exp(−Q/σ²) here; a
+    training set of twins only has σ = 0 and is refused with the method's name."""
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, size=(30, 3)).astype(float)
+    X[9] = X[4]
+    Y = (rng.random((30, 4)) < 0.5).astype(np.uint8)
+    r = M.local_reconstruction(X, Y, rng.integers(0, 3, size=30), k=4, rounds=1)
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    expected = np.argsort(D, axis=1, kind="stable")[:, :5]
+    assert np.array_equal(r.neighbours, expected) and r.neighbours[9, 0] == 4
+    assert np.array_equal(r.distances, np.take_along_axis(D, expected, axis=1))
+    assert r.width == D[np.arange(30), expected[:, 1]].sum() / 30
+    twins = np.repeat(X[:5], 2, axis=0)
+    with pytest.raises(PmlbenchError, match="^pml_lrig: every training instance has an identical"):
+        M.local_reconstruction(twins, Y[:10], np.zeros(10, dtype=int), k=2)
+
+
 def literal_feature_laplacian(K, k):
     """``Feature_similarity.m`` as written (ascending stable sort, positions end−1..end−k−1)."""
     h = K.shape[1]

@@ -29,6 +29,7 @@ from sklearn.model_selection import ParameterGrid
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods import pml_plr as M
 from pmlbench.methods.pml_plr import MAX_TRAIN, PMLPLR
+from pmlbench.numerics.kernel_features import constant_features
 from pmlbench.plugins import registry
 from pmlbench.testing import check_fit_grid, check_method
 from tests.helpers import regenerated_reference
@@ -62,7 +63,7 @@ class Case:
         self.Xts = M.minmax_apply(self.X_test, low, span)
         self.anchors = reference[f"{name}_anchors"]
         self.H0 = reference[f"{name}_H0"]
-        self.kernel, self.phi = M.KernelMap.fit(self.Xs, self.anchors)
+        self.kernel, self.phi = M.KernelMap.fit(self.Xs, self.anchors, method="pml_plr")
         self.phit = self.kernel.transform(self.Xts)
         self.G = M.pairwise_squared_distances(self.Xs)
         self.L = M.knn_laplacian(self.Xs, 5)
@@ -151,7 +152,7 @@ def test_the_cases_cover_what_they_claim():
     assert (genbase.C_train.sum(axis=0) == 0).any()  # a label no training row has: rank(Y) < l
     # features constant (0) on the training rows, some 1 on a test row: the Octave run got
     # them unscaled, as mapminmax passes them through
-    constant = M.constant_features(M.minmax_fit(genbase.X_train)[1])
+    constant = constant_features(M.minmax_fit(genbase.X_train)[1])
     assert constant.sum() == 1117 and (genbase.X_test[:, constant] == 1).sum() == 4
     assert (genbase.Xts[:, constant] == 1).sum() == 4
     assert len(np.unique(genbase.Xs, axis=0)) < len(genbase.Xs)  # duplicate rows
@@ -318,7 +319,7 @@ def test_min_max_scaling_is_mapminmax():
         [[0.0, 5.0, 3.0, 0.3, 0.0], [2.0, 5.0, -1.0, 0.3 + 1e-16, 0.0], [1.0, 5.0, 1.0, 0.3, 0.0]]
     )
     low, span = M.minmax_fit(X)
-    assert M.constant_features(span).tolist() == [False, True, False, True, True]
+    assert constant_features(span).tolist() == [False, True, False, True, True]
     scaled = M.minmax_apply(X, low, span)
     np.testing.assert_allclose(scaled[:, [0, 2]], [[-1, 1], [1, -1], [0, 0]])
     np.testing.assert_array_equal(scaled[:, [1, 3, 4]], (X[:, [1, 3, 4]] + 1.0) - 1.0)

@@ -22,7 +22,6 @@ from sklearn.model_selection import ParameterGrid
 from pmlbench.errors import NotApplicable, PmlbenchError
 from pmlbench.methods import pmndp as M
 from pmlbench.methods.pmndp import (
-    MATLAB_EPS,
     PMNDP,
     cosine_distances,
     heat_knn_graph,
@@ -33,6 +32,7 @@ from pmlbench.methods.pmndp import (
     solve_symmetric_sylvester,
     truth_labels,
 )
+from pmlbench.numerics.matlab import MATLAB_EPS
 from pmlbench.plugins import registry
 from pmlbench.testing import PluginCheckError, check_fit_grid, check_method
 from tests.helpers import regenerated_reference
@@ -92,6 +92,18 @@ def test_stage_two_alone_matches_from_octaves_stage_one(name):
     training = pmndp_train(X, REFERENCE[f"{name}_T"], REFERENCE[f"{name}_H"], **TRAIN)
     assert training.iterations == REFERENCE[f"{name}_obj"].size
     assert relative_error(training.W, REFERENCE[f"{name}_W"]) < RTOL
+
+
+def test_shared_work_without_labels_serves_stage_two_only():
+    """pmndp_train's own SharedWork has no candidate labels: stage 2's parts come from it,
+    stage 1's are refused rather than computed from a stand-in."""
+    X = REFERENCE["synth_X"]
+    work = M.SharedWork(X, None)
+    assert work.gram().shape == (X.shape[1], X.shape[1])
+    with pytest.raises(ValueError, match="without candidate labels"):
+        work.negative()
+    C = REFERENCE["synth_C"]
+    assert np.array_equal(M.SharedWork(X, C).labels, C)
 
 
 def test_reference_cases_exercise_the_code_paths():

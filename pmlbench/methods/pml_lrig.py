@@ -73,14 +73,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.linalg.lapack import dtrsyl
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
@@ -96,14 +95,15 @@ from pmlbench.methods._constraints import (
     SEED,
     check_neighbours,
 )
+from pmlbench.numerics import shared_work
 from pmlbench.numerics.exact import row_groups
-from pmlbench.numerics.exact import squared_distances as exact_squared_distances
 from pmlbench.numerics.kernel_features import KernelMap, constant_features, minmax_fit, n_anchors
 from pmlbench.numerics.kmeans import kmeans_labels
+from pmlbench.numerics.knn_graph import nearest_rows
 from pmlbench.numerics.linalg import thin_svd
-from pmlbench.numerics.neighbors import kneighbors
+from pmlbench.numerics.matlab import MATLAB_EPS
+from pmlbench.numerics.shared_work import SharedWorkFitting
 
-MATLAB_EPS = float(np.finfo(np.float64).eps)
 # cosine similarities within this of each other near the feature graph's cut are measured
 # again without BLAS (a BLAS dot product of length n errs by about n·2⁻⁵³ relative)
 COSINE_MARGIN = 1e-9
@@ -169,20 +169,11 @@ def local_reconstruction(
     ``X`` the scaled training features, ``Y`` their 0/1 candidates, ``clusters`` each
     instance's k-means group. N's ones are each instance's k + 1 nearest by (exact squared
     distance, index), so itself first unless an identical row precedes it, as the code's
-    stable ``sort`` of ``pdist2`` ranks them.
+    stable ``sort`` of ``pdist2`` ranks them; N, Q and σ are those of the ``knn_S.m`` graph
+    (:func:`pmlbench.numerics.knn_graph.nearest_rows`), weighted here ``exp(−Q/σ²)``.
     """
-    n = X.shape[0]
     Yf = np.asarray(Y, dtype=np.float64)
-    neighbours = kneighbors(X, X, k + 1)
-    rows = np.repeat(np.arange(n), k + 1)
-    Q = exact_squared_distances(X, X, rows, neighbours.ravel()).reshape(n, k + 1)
-    width = float(Q[:, 1].sum()) / n
-    if not width > 0:
-        raise PmlbenchError(
-            "pml_lrig: every training instance has an identical twin, so the width of the "
-            "local reconstruction's weights (mean squared distance to the second nearest "
-            "instance) is 0; remove duplicate rows"
-        )
+    neighbours, Q, width = nearest_rows(X, k, method="pml_lrig")
     A = (clusters[:, None] == clusters[neighbours]).astype(np.float64)
     S = np.exp(-Q / width**2)
     S_new = S + A
@@ -570,30 +561,20 @@ def refusal_message(n: int, d: int, max_order: int | None) -> str | None:
     )
 
 
-class SharedWork:
-    """The parts of a fit that depend on the training set and on a few parameters only, each
-    computed once per distinct value of those parameters: ``fit`` uses a fresh one,
-    ``fit_grid`` one for the whole grid (the iterations themselves are never shared).
+class SharedWork(shared_work.SharedWork):
+    """What PML-LRIG's fits on one training set share (:mod:`pmlbench.numerics.shared_work`),
+    each part once per distinct value of the parameters it depends on: the scaling, the random
+    draws (``random_state``, ratio), the k-means groups and the local reconstruction, the
+    kernel features, the feature graph, the SVD of the kernel features and the Schur form of
+    the H step's coefficient. With ``random_state=None`` the fits share one draw.
 
     ``X`` dense float64 training features, ``Y`` (n x q) their 0/1 candidate labels.
     """
 
     def __init__(self, X: np.ndarray, Y: np.ndarray):
-        self.X, self.Y = X, Y
+        super().__init__(X, Y)
         self.scale = minmax_fit(X)
         self.Xs = minmax_apply(X, *self.scale)
-        self._memo: dict[tuple, object] = {}
-
-    def _once(self, key: tuple, compute: Callable[[], object]):
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
-
-    def seed(self, model: PMLLRIG) -> int:
-        """``random_state``, or for None one seed drawn for all the fits sharing this work."""
-        if model.random_state is not None:
-            return int(model.random_state)
-        return self._once(("entropy",), lambda: np.random.SeedSequence().entropy)
 
     def initial_values(self, model: PMLLRIG) -> tuple[int, np.ndarray, np.ndarray]:
         n, d = self.X.shape
@@ -633,7 +614,7 @@ class SharedWork:
         return side, L
 
 
-class PMLLRIG(ValidatedParameters, BaseEstimator):
+class PMLLRIG(SharedWorkFitting, ValidatedParameters, BaseEstimator):
     """PML-LRIG (Chen et al., 2025): label confidences reconstructed from each instance's
     neighbours and k-means group, then a factored linear model on kernel features fitted to
     them, guided by a disambiguated label matrix and the label correlation it induces.
@@ -661,6 +642,7 @@ class PMLLRIG(ValidatedParameters, BaseEstimator):
         blas_threads: BLAS threads during fit and predict (None: the library default).
     """
 
+    work_type = SharedWork
     default_bipartition = {"rule": "method"}
     # λ and γ, the two parameters whose effect on held-out average precision was measured
     # to matter; no published setting exists (docs/methods/pml_lrig.md, "Tuning grid")
@@ -721,34 +703,6 @@ class PMLLRIG(ValidatedParameters, BaseEstimator):
         """The random parts of a fit (:func:`initial_values`) from ``random_state``."""
         return initial_values(self.random_state, n, d, n_labels, float(self.ratio))
 
-    def fit(self, X, Y) -> PMLLRIG:
-        """Scale, reconstruct the label confidences, map, and run the guidance iterations."""
-        start = time.perf_counter()
-        X, Y = self._checked(X, Y)
-        with threadpool_limits(self.blas_threads, user_api="blas"):
-            self._fit(SharedWork(X, Y), start)
-        return self
-
-    def fit_grid(self, X, Y, points) -> Iterator[tuple[int, PMLLRIG]]:
-        """Fit every grid point on the same training set (tuning's hook, pmlbench.plugin).
-
-        What the points share is computed once per distinct value of the parameters it
-        depends on (:class:`SharedWork`): the scaling, the random draws, the k-means groups
-        and the local reconstruction, the kernel features, the feature graph, the SVD of the
-        kernel features and the Schur form of the H step's coefficient. The iterations run
-        per point from the same start as a fit of that point alone, so each fit is identical
-        to it. With ``random_state=None`` the points share one draw.
-        """
-        work = None
-        for index, point in enumerate(points):
-            start = time.perf_counter()
-            model = clone(self).set_params(**point)
-            X, Y = model._checked(X, Y)
-            work = work if work is not None else SharedWork(X, Y)
-            with threadpool_limits(model.blas_threads, user_api="blas"):
-                model._fit(work, start)
-            yield index, model
-
     def _checked(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         """Validated parameters and inputs (dense float64 features, 0/1 labels); refusals
         before any work."""
@@ -772,6 +726,7 @@ class PMLLRIG(ValidatedParameters, BaseEstimator):
         return X, Y
 
     def _fit(self, work: SharedWork, start: float) -> None:
+        """Scale, reconstruct the label confidences, map, and run the guidance iterations."""
         X = work.X
         self.scale_low_, self.scale_span_ = work.scale
         kmeans_seed, anchors, M0 = work.initial_values(self)

@@ -63,13 +63,12 @@ its squared norm is expanded into n- and c-sized terms.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
@@ -84,13 +83,14 @@ from pmlbench.methods._constraints import (
     SEED,
     check_neighbours,
 )
-from pmlbench.numerics.exact import squared_distances as exact_squared_distances
+from pmlbench.numerics import shared_work
 from pmlbench.numerics.kernel_features import KernelMap, minmax_apply, minmax_fit
+from pmlbench.numerics.knn_graph import heat_kernel_neighbours
 from pmlbench.numerics.linalg import thin_svd
-from pmlbench.numerics.neighbors import kneighbors
+from pmlbench.numerics.matlab import MATLAB_EPS
+from pmlbench.numerics.shared_work import SharedWorkFitting
 
 UPDATES = ("code", "objective")
-MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps, added to R in its update
 SYLVESTER_CUT = 1e-5  # mysylvester: |λᵢ(A) + λⱼ(B)| at or below this gives a 0 entry
 # candidates at most this dense: R's products go through their pattern (CandidatePattern)
 SPARSE_DENSITY = 0.1
@@ -130,29 +130,10 @@ class NeighbourGraph:
 
 
 def neighbour_graph(X: np.ndarray, k: int) -> NeighbourGraph:
-    """``knn_S(X, k)``: each row's squared distances sorted ascending (ties by the lower
-    index, MATLAB's stable ``sort``), positions 2..k+1 its neighbours (the instance itself is
-    first unless an identical row precedes it); weights ``exp(−d/(2σ²))`` with σ the mean
-    over rows of the second-smallest squared distance, on top of an identity (a self link
-    keeps its weight exp(0) = 1). Order and distances are
-    :func:`pmlbench.numerics.neighbors.kneighbors`' (re-measured without BLAS near the k-th,
-    so no CPU decides a tie).
-    """
-    n = X.shape[0]
-    order = kneighbors(X, X, k + 1)
-    rows = np.repeat(np.arange(n), k + 1)
-    D = exact_squared_distances(X, X, rows, order.ravel()).reshape(n, k + 1)
-    sigma = float(D[:, 1].sum()) / n
-    if sigma <= 0:
-        raise PmlbenchError(
-            "pml_ma: every training instance has an identical twin, so the kNN graph's "
-            "width (mean distance to the nearest other instance) is 0; remove duplicate rows"
-        )
-    rows, cols = rows.reshape(n, k + 1)[:, 1:].ravel(), order[:, 1:].ravel()
-    weights = np.exp(-D[:, 1:].ravel() / (2.0 * sigma**2))
-    off = rows != cols  # a self link sets R's diagonal entry to exp(0) = 1, which it holds
-    R = sp.csr_matrix((weights[off], (rows[off], cols[off])), shape=(n, n))
-    R = R + sp.identity(n, format="csr")
+    """``knn_S(X, k)``: the heat-kernel weights of each row's k nearest neighbours
+    (:func:`pmlbench.numerics.knn_graph.heat_kernel_neighbours`) on top of an identity (a self
+    link keeps its weight exp(0) = 1, which the identity holds)."""
+    R = heat_kernel_neighbours(X, k, method="pml_ma") + sp.identity(X.shape[0], format="csr")
     ds = np.asarray(R.sum(axis=1)).ravel()
     return NeighbourGraph(S=sp.csr_matrix(0.5 * (R + R.T)), ds=ds)
 
@@ -487,7 +468,7 @@ def ma_solve(
         keep = s > lam / lipschitz
         R_hat = (U[:, keep] * (s[keep] - lam / lipschitz)) @ Vt[keep]
         excess = np.maximum(R - Y, 0.0)
-        denominator = R + MACHINE_EPS
+        denominator = R + MATLAB_EPS
         R = R * R_hat / denominator - excess * Y / denominator
         state = _Iterate(R, P2, Q, XP1, P1tP1, VtV, XV, P2tP2)
         loss = ma_loss(
@@ -565,30 +546,19 @@ def refusal_message(
     return None
 
 
-class SharedWork:
-    """The parts of a fit that depend on the training set and on a few parameters only, each
-    computed once per distinct value of those parameters: ``fit`` uses a fresh one, ``fit_grid``
-    one for the whole grid (the iterations themselves are never shared).
+class SharedWork(shared_work.SharedWork):
+    """What PML-MA's fits on one training set share (:mod:`pmlbench.numerics.shared_work`),
+    each part once per distinct value of the parameters it depends on: the scaling, the random
+    draws and kernel features (``random_state``), the kNN graph (``n_neighbors``) and the
+    eigendecomposition of the P₁ equation's left side (``random_state``, ``n_neighbors``, α).
 
     ``X`` dense float64 training features, ``Y`` (n x c) their 0/1 candidate labels.
     """
 
     def __init__(self, X: np.ndarray, Y: np.ndarray):
-        self.X, self.Y = X, Y
+        super().__init__(X, Y)
         self.scale = minmax_fit(X)
         self.Xs = minmax_apply(X, *self.scale)
-        self._memo: dict[tuple, object] = {}
-
-    def _once(self, key: tuple, compute: Callable[[], object]):
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
-
-    def seed(self, model: PMLMA) -> int:
-        """``random_state``, or for None one seed drawn for all the fits sharing this work."""
-        if model.random_state is not None:
-            return model.random_state
-        return self._once(("entropy",), lambda: np.random.SeedSequence().entropy)
 
     def initial_values(self, model: PMLMA) -> tuple[np.ndarray, np.ndarray]:
         seed = self.seed(model)
@@ -614,7 +584,7 @@ class SharedWork:
         )
 
 
-class PMLMA(ValidatedParameters, BaseEstimator):
+class PMLMA(SharedWorkFitting, ValidatedParameters, BaseEstimator):
     """PML-MA (Chen et al., 2026): pseudo-labels from a low-rank decomposition of the
     candidates, aligned with kernel features in a common subspace globally and along a kNN
     graph, and with class prototypes; the predictor is the product of the two projections.
@@ -642,6 +612,7 @@ class PMLMA(ValidatedParameters, BaseEstimator):
         blas_threads: BLAS threads during fit and predict (None: the library default).
     """
 
+    work_type = SharedWork
     default_bipartition = {"rule": "method"}
     # α at both ends and γ over the middle of what params_settings.m sets per dataset
     # (docs/methods/pml_ma.md, "Tuning grid")
@@ -699,34 +670,6 @@ class PMLMA(ValidatedParameters, BaseEstimator):
         """The random parts of a fit (:func:`initial_values`) from ``random_state``."""
         return initial_values(self.random_state, n, n_labels)
 
-    def fit(self, X, Y) -> PMLMA:
-        """Scale, map, build the graph and run the iterations on the candidate labels."""
-        start = time.perf_counter()
-        X, Y = self._checked(X, Y)
-        with threadpool_limits(self.blas_threads, user_api="blas"):
-            self._fit(SharedWork(X, Y), start)
-        return self
-
-    def fit_grid(self, X, Y, points) -> Iterator[tuple[int, PMLMA]]:
-        """Fit every grid point on the same training set (tuning's hook, pmlbench.plugin).
-
-        What the points share is computed once per distinct value of the parameters it
-        depends on (:class:`SharedWork`): the scaling, the random draws and kernel features
-        (``random_state``), the kNN graph (``n_neighbors``) and the eigendecomposition of the
-        P₁ equation's left side (``random_state``, ``n_neighbors``, α). The iterations run per
-        point from the same start as a fit of that point alone, so each fit is identical to
-        it. With ``random_state=None`` the points share one draw.
-        """
-        work = None
-        for index, point in enumerate(points):
-            start = time.perf_counter()
-            model = clone(self).set_params(**point)
-            X, Y = model._checked(X, Y)
-            work = work if work is not None else SharedWork(X, Y)
-            with threadpool_limits(model.blas_threads, user_api="blas"):
-                model._fit(work, start)
-            yield index, model
-
     def _checked(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         """Validated parameters and inputs (dense float64 features, 0/1 labels); refusals
         before any work."""
@@ -741,6 +684,7 @@ class PMLMA(ValidatedParameters, BaseEstimator):
         return as_dense(X, dtype=np.float64), Y
 
     def _fit(self, work: SharedWork, start: float) -> None:
+        """Scale, map, build the graph and run the iterations on the candidate labels."""
         X, Y = work.X, work.Y
         self.scale_low_, self.scale_span_ = work.scale
         anchors, P1 = work.initial_values(self)

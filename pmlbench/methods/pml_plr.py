@@ -35,7 +35,10 @@ rank m) comes from the thin SVD of ``PᵀH`` (l x n); ``YQ`` from the SVD of an 
 (``YQ`` is unique though Q is not); the H step applies ``pinv(2CCᵀ ∓ μI)`` by conjugate
 gradients or a Cholesky factorisation when a bound on ``‖C‖₂`` (from C's row and column
 sums) proves no eigenvalue near zero, by an eigendecomposition otherwise; the simplex
-projection runs the authors' Newton steps by binary search on sorted columns.
+projection (:mod:`pmlbench.numerics.simplex`) runs the authors' Newton steps by binary
+search on sorted columns. The scaling and kernel map (:mod:`pmlbench.numerics.kernel_features`)
+and the kNN graph (:mod:`pmlbench.numerics.knn_graph`) are those of the authors' other PML
+programs, shared with their modules.
 Every pseudo-inverse and polar factor treats a singular value as zero when it is at most
 ``rtol`` times the largest (MATLAB's ``pinv`` uses ``max(size)·eps``, which leaves the
 outcome to rounding when a singular value is at that level).
@@ -45,14 +48,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
@@ -65,52 +68,28 @@ from pmlbench.methods._constraints import (
     NON_NEGATIVE,
     POSITIVE,
     SEED,
+    check_neighbours,
 )
+from pmlbench.numerics import shared_work
 from pmlbench.numerics.exact import row_groups
-from pmlbench.numerics.exact import squared_distances as exact_squared_distances
+from pmlbench.numerics.kernel_features import (
+    KernelMap,
+    minmax_apply,
+    minmax_fit,
+    n_anchors,
+    squared_distances,
+)
+from pmlbench.numerics.knn_graph import heat_kernel_neighbours
 from pmlbench.numerics.linalg import soft_threshold, thin_svd
-from pmlbench.numerics.neighbors import kneighbors
+from pmlbench.numerics.matlab import MATLAB_EPS
+from pmlbench.numerics.shared_work import SharedWorkFitting
+from pmlbench.numerics.simplex import project_rows_to_simplex
 
 UPDATES = ("code", "objective")
 HOW = ("cg", "cholesky", "eigh")  # how an H step was solved
 # Largest training set fitted by default: above it one split of the paper protocol takes more
 # than 10x ML-kNN's time on the 2-core reference machine (docs/methods/pml_plr.md).
 MAX_TRAIN = 2500
-PROJECTION_TOL = 1e-10  # EProjSimplex_new.m: Newton stops when |sum(x) - 1| <= 1e-10
-PROJECTION_STEPS = 100  # ... or after 100 steps
-MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps, added to F's denominator
-# MATLAB's mapminmax treats a feature whose gain would exceed this as constant (gain 1)
-MAPMINMAX_MAX_GAIN = 1e14
-
-
-def minmax_fit(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-feature minimum and range of the training rows (``mapminmax``'s settings)."""
-    low = X.min(axis=0)
-    return low, X.max(axis=0) - low
-
-
-def constant_features(span: np.ndarray) -> np.ndarray:
-    """The features ``mapminmax`` leaves unscaled: range 0 on the training rows, or a gain
-    ``2 / range`` above :data:`MAPMINMAX_MAX_GAIN` (its rule for a constant row)."""
-    with np.errstate(divide="ignore"):
-        gain = 2.0 / span
-    return ~(span > 0) | ~(np.abs(gain) <= MAPMINMAX_MAX_GAIN)
-
-
-def minmax_apply(X: np.ndarray, low: np.ndarray, span: np.ndarray) -> np.ndarray:
-    """``mapminmax``: each feature mapped linearly to [-1, 1] on the training rows (test rows
-    may fall outside). A feature constant on the training rows passes through unchanged, on
-    the test rows too: ``mapminmax`` gives it gain 1 and offset −1, so ``y = (x + 1) − 1``
-    ("if xmax = xmin ... y = x"), and ``main_PML.m``'s NaN-to-0 step finds no NaN."""
-    constant = constant_features(span)
-    scaled = 2.0 * (X - low) / np.where(constant, 1.0, span) - 1.0
-    scaled[:, constant] = (X[:, constant] + 1.0) - 1.0
-    return scaled
-
-
-def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``‖a_i‖² + ‖b_j‖² − 2a_i·b_j`` (``sqdist`` in ``Kernel_mapping.m``)."""
-    return (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * (A @ B.T)
 
 
 def pairwise_squared_distances(X: np.ndarray) -> np.ndarray:
@@ -129,107 +108,12 @@ def pairwise_squared_distances(X: np.ndarray) -> np.ndarray:
 
 
 def knn_laplacian(X: np.ndarray, k: int) -> sp.csr_matrix:
-    """``knn_S.m``: Laplacian ``diag(R1) − R`` of the symmetrised heat-kernel kNN graph.
-
-    Each row's squared distances are sorted ascending (ties by the lower index, MATLAB's
-    stable ``sort``) and positions 2..k+1 are its neighbours (the instance itself is first
-    unless an identical row precedes it). The order and the distances are
-    :func:`pmlbench.numerics.neighbors.kneighbors`' (re-measured without BLAS near the k-th,
-    so no CPU decides a tie). Weights ``exp(−D/(2σ²))`` with σ the mean over rows of the
-    second-smallest squared distance; ``R = (R + Rᵀ)/2``.
-    """
-    n = X.shape[0]
-    order = kneighbors(X, X, k + 1)
-    rows = np.repeat(np.arange(n), k + 1)
-    D = exact_squared_distances(X, X, rows, order.ravel()).reshape(n, k + 1)
-    sigma = float(D[:, 1].sum()) / n
-    if sigma <= 0:
-        raise PmlbenchError(
-            "pml_plr: every training instance has an identical twin, so the kNN graph's "
-            "width (mean distance to the nearest other instance) is 0; remove duplicate rows"
-        )
-    rows, cols, dist = rows.reshape(n, k + 1)[:, 1:].ravel(), order[:, 1:].ravel(), D[:, 1:]
-    weights = np.exp(-dist.ravel() / (2.0 * sigma**2))
-    off = rows != cols  # R's diagonal (eye, or the self weight 1) cancels in D − R
-    R = sp.csr_matrix((weights[off], (rows[off], cols[off])), shape=(n, n))
+    """``knn_S.m``: Laplacian ``diag(R1) − R`` of the symmetrised heat-kernel kNN graph
+    ``R = (R + Rᵀ)/2`` (:func:`pmlbench.numerics.knn_graph.heat_kernel_neighbours`; R's
+    diagonal, the identity or a self link's weight 1, cancels in ``diag(R1) − R``)."""
+    R = heat_kernel_neighbours(X, k, method="pml_plr")
     R = 0.5 * (R + R.T)
     return sp.csr_matrix(sp.diags(np.asarray(R.sum(axis=1)).ravel()) - R)
-
-
-@dataclass
-class KernelMap:
-    """``Kernel_mapping.m``: RBF features on anchors, centred on the training rows, + bias."""
-
-    anchors: np.ndarray  # nAnchors x d
-    width: float  # Xsigma: the mean squared training-anchor distance
-    centre: np.ndarray  # per-anchor mean over the training rows
-
-    @classmethod
-    def fit(cls, X: np.ndarray, anchor_rows: np.ndarray) -> tuple[KernelMap, np.ndarray]:
-        anchors = X[anchor_rows]
-        D = squared_distances(X, anchors)
-        width = float(D.mean(axis=1).mean())
-        if not width > 0:
-            raise PmlbenchError(
-                "pml_plr: the training features are all equal after scaling (no feature varies "
-                "on the training rows), so the kernel width is 0; check the dataset"
-            )
-        K = np.exp(-D / (2.0 * width))
-        centre = K.mean(axis=0)
-        mapping = cls(anchors, width, centre)
-        return mapping, mapping._finish(K)
-
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        return self._finish(np.exp(-squared_distances(X, self.anchors) / (2.0 * self.width)))
-
-    def _finish(self, K: np.ndarray) -> np.ndarray:
-        return np.vstack([(K - self.centre).T, np.ones((1, K.shape[0]))])  # h x n
-
-
-def _count_above(A: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """For rows of ``A`` sorted in descending order, how many entries exceed ``shift``
-    (vectorised binary search)."""
-    rows = np.arange(A.shape[0])
-    lo = np.zeros(A.shape[0], dtype=np.int64)
-    hi = np.full(A.shape[0], A.shape[1], dtype=np.int64)
-    while (lo < hi).any():
-        mid = (lo + hi) // 2
-        open_ = lo < hi
-        above = A[rows, np.minimum(mid, A.shape[1] - 1)] > shift
-        lo = np.where(open_ & above, mid + 1, lo)
-        hi = np.where(open_ & ~above, mid, hi)
-    return lo
-
-
-def project_rows_to_simplex(V: np.ndarray) -> np.ndarray:
-    """``EProjSimplex_new.m`` applied to every row of ``V`` (in place): the Euclidean
-    projection onto {x >= 0, Σx = 1} by the authors' Newton iteration on the shift λ of
-    ``x = max(v0 − λ, 0)`` (at most 100 steps; stop when the sum is within 1e-10 of 1).
-
-    The same Newton steps, each in O(log n) per row: with every row sorted once, the number
-    of entries above λ and their sum come from a binary search and a cumulative sum.
-    """
-    n = V.shape[1]
-    V -= V.mean(axis=1, keepdims=True) - 1.0 / n
-    rows = np.flatnonzero(V.min(axis=1) < 0)  # the others are on the simplex already
-    if rows.size:
-        A = np.sort(V[rows], axis=1)[:, ::-1]  # descending
-        prefix = np.cumsum(A, axis=1)
-        shift = np.zeros(rows.size)
-        final = np.zeros(rows.size)
-        active = np.arange(rows.size)
-        for step in range(1, PROJECTION_STEPS + 1):
-            count = np.maximum(_count_above(A[active], shift[active]), 1)
-            f = prefix[active, count - 1] - count * shift[active] - 1.0
-            done = (np.abs(f) <= PROJECTION_TOL) | (step == PROJECTION_STEPS)
-            final[active[done]] = shift[active[done]]
-            keep = ~done
-            shift[active[keep]] += f[keep] / count[keep]
-            active = active[keep]
-            if active.size == 0:
-                break
-        V[rows] = np.maximum(V[rows] - final[:, None], 0.0)
-    return V
 
 
 def pinv_gram(Z: np.ndarray, rtol: float) -> tuple[np.ndarray, np.ndarray, float, float]:
@@ -455,7 +339,7 @@ def lambda_free_step(
     E = soft_threshold(T, alpha / mu) if objective else np.maximum(T - alpha / mu, 0.0)
     # F's multiplicative update divides by this
     excess = np.maximum(F - Y, 0.0)
-    FA = 2.0 * F + beta * np.asarray((L @ (F @ C.T).T).T) + beta * (FL @ C) + MACHINE_EPS
+    FA = 2.0 * F + beta * np.asarray((L @ (F @ C.T).T).T) + beta * (FL @ C) + MATLAB_EPS
     return Step(phiF, YQ, H, how, Z, kept, dropped, C, T, E, FA, excess)
 
 
@@ -572,11 +456,6 @@ def refusal_message(n: int, max_train: int | None) -> str | None:
     )
 
 
-def n_anchors(n: int, d: int) -> int:
-    """``Kernel_mapping.m``: 5 anchors per feature, at most the training instances."""
-    return min(5 * d, n)
-
-
 def initial_values(
     seed: int | None, n: int, d: int, n_labels: int, ratio: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -589,30 +468,18 @@ def initial_values(
     return anchors, rng.standard_normal((m, n))
 
 
-class SharedWork:
-    """The parts of a fit that depend on the training set and on a few parameters only, each
-    computed once per distinct value of those parameters: ``fit`` uses a fresh one, ``fit_grid``
-    one for the whole grid (the iterations themselves are never shared).
+class SharedWork(shared_work.SharedWork):
+    """What PML-PLR's fits on one training set share (:mod:`pmlbench.numerics.shared_work`):
+    the scaling, the random draws, kernel features, squared distances and kNN graph, φφᵀ and
+    its factorisation per λ, the QR factor of Yᵀ and the first iteration's λ-free step.
 
     ``X`` dense float64 training features, ``Y`` (n x l) their 0/1 candidate labels.
     """
 
     def __init__(self, X: np.ndarray, Y: np.ndarray):
-        self.X, self.Y = X, Y
+        super().__init__(X, Y)
         self.scale = minmax_fit(X)
         self.Xs = minmax_apply(X, *self.scale)
-        self._memo: dict[tuple, object] = {}
-
-    def _once(self, key: tuple, compute: Callable[[], object]):
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
-
-    def seed(self, model: PMLPLR) -> int:
-        """``random_state``, or for None one seed drawn for all the fits sharing this work."""
-        if model.random_state is not None:
-            return model.random_state
-        return self._once(("entropy",), lambda: np.random.SeedSequence().entropy)
 
     def initial_values(self, model: PMLPLR) -> tuple[np.ndarray, np.ndarray]:
         """The anchor rows and H's start (:func:`initial_values`)."""
@@ -624,7 +491,10 @@ class SharedWork:
 
     def kernel(self, model: PMLPLR, anchors: np.ndarray) -> tuple[KernelMap, np.ndarray]:
         """``Kernel_mapping.m`` on the anchors the seed draws (they do not depend on ratio)."""
-        return self._once(("kernel", self.seed(model)), lambda: KernelMap.fit(self.Xs, anchors))
+        return self._once(
+            ("kernel", self.seed(model)),
+            lambda: KernelMap.fit(self.Xs, anchors, method="pml_plr"),
+        )
 
     def distances(self) -> np.ndarray:
         return self._once(("G",), lambda: pairwise_squared_distances(self.Xs))
@@ -681,7 +551,7 @@ class SharedWork:
         return self._once(key, compute)
 
 
-class PMLPLR(ValidatedParameters, BaseEstimator):
+class PMLPLR(SharedWorkFitting, ValidatedParameters, BaseEstimator):
     """PML-PLR (Chen et al., IJCAI 2025): pseudo-labels reconstructed through an instance
     correlation learned from the candidate labels, and a kernel ridge predictor on them.
 
@@ -708,6 +578,7 @@ class PMLPLR(ValidatedParameters, BaseEstimator):
         blas_threads: BLAS threads during fit and predict (None: the library default).
     """
 
+    work_type = SharedWork
     default_bipartition = {"rule": "method"}
     # λ as params_settings.m sets it per dataset (0.01-10), without the 0.01 of the datasets
     # pmlbench lacks or refuses (docs/methods/pml_plr.md, "Tuning grid")
@@ -769,33 +640,6 @@ class PMLPLR(ValidatedParameters, BaseEstimator):
         """The random parts of a fit (:func:`initial_values`) from ``random_state``."""
         return initial_values(self.random_state, n, d, n_labels, float(self.ratio))
 
-    def fit(self, X, Y) -> PMLPLR:
-        """Scale, map, build the graph and run the iterations on the candidate labels."""
-        start = time.perf_counter()
-        X, Y = self._checked(X, Y)
-        with threadpool_limits(self.blas_threads, user_api="blas"):
-            self._fit(SharedWork(X, Y), start)
-        return self
-
-    def fit_grid(self, X, Y, points) -> Iterator[tuple[int, PMLPLR]]:
-        """Fit every grid point on the same training set (tuning's hook, pmlbench.plugin).
-
-        What the points share is computed once (:class:`SharedWork`): the scaling, the
-        random draws, kernel features, squared distances and kNN graph, φφᵀ and its
-        factorisation per λ, the QR factor of Yᵀ. The iterations run per point from the same
-        start as a fit of that point alone, so each fit is identical to it. With
-        ``random_state=None`` the points share one draw (a fit from scratch draws anew).
-        """
-        work = None
-        for index, point in enumerate(points):
-            start = time.perf_counter()
-            model = clone(self).set_params(**point)
-            X, Y = model._checked(X, Y)
-            work = work if work is not None else SharedWork(X, Y)
-            with threadpool_limits(model.blas_threads, user_api="blas"):
-                model._fit(work, start)
-            yield index, model
-
     def _checked(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         """Validated parameters and inputs (dense float64 features, 0/1 labels); refusals
         before any work."""
@@ -806,14 +650,11 @@ class PMLPLR(ValidatedParameters, BaseEstimator):
             raise NotApplicable(refusal)
         X = as_dense(check_features(X), dtype=np.float64)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=n)
-        if n <= self.n_neighbors:
-            raise PmlbenchError(
-                f"method.n_neighbors = {self.n_neighbors} neighbours requested but the training "
-                f"data has {n} instances; use method.n_neighbors <= {n - 1}"
-            )
+        check_neighbours(int(self.n_neighbors), n, key="method.n_neighbors")
         return X, Y
 
     def _fit(self, work: SharedWork, start: float) -> None:
+        """Scale, map, build the graph and run the iterations on the candidate labels."""
         X, Y = work.X, work.Y
         self.scale_low_, self.scale_span_ = work.scale
         anchors, H0 = work.initial_values(self)

@@ -55,13 +55,12 @@ matrices computed without BLAS (:func:`reconstruction_weights`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
@@ -77,14 +76,16 @@ from pmlbench.methods._constraints import (
     POSITIVE_INT,
     check_neighbours,
 )
+from pmlbench.numerics import shared_work
 from pmlbench.numerics.exact import (
     canonical_nnls_batch,
     gemm_distance_margin,
     row_groups,
     squared_distances,
 )
+from pmlbench.numerics.matlab import MATLAB_EPS
+from pmlbench.numerics.shared_work import SharedWorkFitting
 
-MATLAB_EPS = float(np.finfo(np.float64).eps)
 # The reconstruction QP min sᵀGs over the simplex is solved with G + ρ·max(diag G)·I: the
 # minimiser is then unique (G is singular when the neighbours' differences are linearly
 # dependent), and it moves by less than the authors' interior-point solver's own tolerance
@@ -667,26 +668,20 @@ def refusal_message(
     return None
 
 
-class SharedWork:
-    """The parts of a fit that depend on the training set and on a few parameters only, each
-    computed once per distinct value of those parameters: ``fit`` uses a fresh one,
-    ``fit_grid`` one for the whole grid. Each part is computed as a fit alone computes it, so
-    a fit that takes it from here is the same fit.
+class SharedWork(shared_work.SharedWork):
+    """What PML-WFGALC's fits on one training set share (:mod:`pmlbench.numerics.shared_work`),
+    each part once per distinct value of the parameters it depends on: the scaling, the
+    neighbours, reconstruction weights and M (k), S_l, the kernel width and matrix, and its
+    factorisation (λ1).
 
     ``X``: dense float64 training features; ``Y``: their 0/1 candidate labels.
     """
 
     def __init__(self, X: np.ndarray, Y: np.ndarray):
-        self.X, self.Y = X, Y
+        super().__init__(X, Y)
         self.norms = column_scale_fit(X)
         self.train_zero = ~np.any(X != 0, axis=0)
         self.Xs = column_scale_apply(X, self.norms, self.train_zero)
-        self._memo: dict[tuple, object] = {}
-
-    def _once(self, key: tuple, compute: Callable[[], object]):
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
 
     def unit_rows(self) -> np.ndarray:
         return self._once(("unit_rows",), lambda: unit_rows(self.Xs))
@@ -718,7 +713,7 @@ class SharedWork:
         return self._once(("ridge", lambda1), lambda: KernelRidge(self.kernel(), lambda1))
 
 
-class PMLWFGALC(ValidatedParameters, BaseEstimator):
+class PMLWFGALC(SharedWorkFitting, ValidatedParameters, BaseEstimator):
     """PML-WFGALC (Sun et al., IEEE TMM 2026): a label distribution over the candidates,
     smoothed over a label-weighted feature graph and an adaptive label correlation, with a
     kernel ridge regression refitted to it in every iteration.
@@ -747,6 +742,7 @@ class PMLWFGALC(ValidatedParameters, BaseEstimator):
         blas_threads: BLAS threads during fit and predict (None: the library default).
     """
 
+    work_type = SharedWork
     default_bipartition = {"rule": "method"}
     # λ1: demo.m's 10 and the two decades below it (the repository publishes one setting and
     # no search), chosen by a held-out scan (docs/methods/pml_wfgalc.md, "Tuning grid")
@@ -794,33 +790,6 @@ class PMLWFGALC(ValidatedParameters, BaseEstimator):
         self.max_work = max_work
         self.blas_threads = blas_threads
 
-    def fit(self, X, Y) -> PMLWFGALC:
-        """Build both graphs, run the alternating updates, fit the thresholds."""
-        start = time.perf_counter()
-        X, Y = self._checked(X, Y)
-        with threadpool_limits(self.blas_threads, user_api="blas"):
-            self._fit(SharedWork(X, Y), start)
-        return self
-
-    def fit_grid(self, X, Y, points) -> Iterator[tuple[int, PMLWFGALC]]:
-        """Fit every grid point on the same training set (tuning's hook, pmlbench.plugin).
-
-        What the points share is computed once per distinct value of the parameters it
-        depends on (:class:`SharedWork`): the scaling, the neighbours, reconstruction
-        weights and M (k), S_l, the kernel width and matrix, and its factorisation (λ1).
-        The iterations run per point from the same start as a fit of that point alone, so
-        each fit is identical to it.
-        """
-        work = None
-        for index, point in enumerate(points):
-            start = time.perf_counter()
-            model = clone(self).set_params(**point)
-            X, Y = model._checked(X, Y)
-            work = work if work is not None else SharedWork(X, Y)
-            with threadpool_limits(model.blas_threads, user_api="blas"):
-                model._fit(work, start)
-            yield index, model
-
     def _checked(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         """Validated parameters and inputs; refusals before any work."""
         self._validate_params()
@@ -839,6 +808,7 @@ class PMLWFGALC(ValidatedParameters, BaseEstimator):
         return X, Y
 
     def _fit(self, work: SharedWork, start: float) -> None:
+        """Build both graphs, run the alternating updates, fit the thresholds."""
         k = int(self.k)
         reconstruction = work.reconstruction(k)
         ridge = work.ridge(float(self.lambda1))

@@ -47,7 +47,7 @@ included) are merged exactly before the Sylvester solve (:func:`negative_sylvest
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,10 +55,10 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from pmlbench.core.checks import check_feature_count, check_features, check_label_matrix
+from pmlbench.core.checks import as_dense, check_feature_count, check_features, check_label_matrix
 from pmlbench.core.parameters import Interval, Options, ValidatedParameters
 from pmlbench.errors import NotApplicable
 from pmlbench.methods._constraints import (
@@ -70,8 +70,10 @@ from pmlbench.methods._constraints import (
     POSITIVE_INT,
     check_neighbours,
 )
+from pmlbench.numerics import shared_work
+from pmlbench.numerics.matlab import MATLAB_EPS
+from pmlbench.numerics.shared_work import SharedWorkFitting
 
-MATLAB_EPS = float(np.finfo(float).eps)
 HEAT_T = 1e4  # constructW's options.t in both of the authors' graphs
 TIE_RTOL = 1e-9  # values this close (relative) are ties: see the module docstring
 FORMULAS = ("code", "intended")
@@ -267,31 +269,29 @@ def propagate(
     return Propagation(labels, confidences, position, sylvester.H, sylvester.separation, flat)
 
 
-class SharedWork:
-    """The parts of a fit that depend on the training set and on a few parameters only, each
-    computed once per distinct value of those parameters: ``fit`` uses a fresh one,
-    ``fit_grid`` one for the whole grid. Each part is computed as a fit alone computes it, so
-    a fit that takes it from here is the same fit.
+class SharedWork(shared_work.SharedWork):
+    """What PMNDP's fits on one training set share (:mod:`pmlbench.numerics.shared_work`),
+    each part once per distinct value of the parameters it depends on: both kNN graphs, the
+    Sylvester solution H and XH, the factorised ``L + δI`` and the propagation, XᵀX, the step
+    size and the ridge factorisation, and stage 2 per distinct set of propagated labels (for
+    a grid over ``tar`` only the labels' threshold and stage 2's FISTA run per point).
 
     ``X``: dense float64 training features; ``Y``: their 0/1 candidate labels (stage 1 reads
     them; stage 2 alone may pass None).
     """
 
     def __init__(self, X: np.ndarray, Y: np.ndarray | None):
-        self.X, self.Y = X, Y
-        self._memo: dict[tuple, object] = {}
+        # stage 2 alone has no candidate labels: Y stands in with no columns, which
+        # :attr:`labels` refuses to hand to stage 1
+        super().__init__(X, np.zeros((X.shape[0], 0), dtype=np.uint8) if Y is None else Y)
+        self.has_labels = Y is not None
 
     @property
     def labels(self) -> np.ndarray:
         """The candidate labels; stage 1 needs them."""
-        if self.Y is None:
+        if not self.has_labels:
             raise ValueError("this shared work was made without candidate labels")
         return self.Y
-
-    def _once(self, key: tuple, compute: Callable[[], object]):
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
 
     # stage 1 (Truth_label_export.m)
     def negative(self) -> np.ndarray:
@@ -492,7 +492,7 @@ def pmndp_train(
     return result
 
 
-class PMNDP(ValidatedParameters, BaseEstimator):
+class PMNDP(SharedWorkFitting, ValidatedParameters, BaseEstimator):
     """PMNDP (Zhong et al., IEEE TMM 2024): labels propagated from the candidates and, driven
     by them, from the non-candidates; then a sparse linear model fitted to the propagated
     labels with a feature graph and the propagation's Sylvester solution H as a prior.
@@ -530,6 +530,7 @@ class PMNDP(ValidatedParameters, BaseEstimator):
         blas_threads: BLAS threads during fit and predict (None: the library default).
     """
 
+    work_type = SharedWork
     default_bipartition = {"rule": "method"}
     # tar: the authors' per-dataset range (select_parameter.m, commits f5844c4-86c743d: 0.1-0.8,
     # every value from 0.5 up keeping only the top label) with the demo's 0.25, widened below
@@ -612,34 +613,9 @@ class PMNDP(ValidatedParameters, BaseEstimator):
                 "method.max_instances=null to run it anyway"
             )
 
-    def fit(self, X, Y) -> PMNDP:
-        """Propagate labels on the training rows (stage 1), then fit W to them (stage 2)."""
-        start = time.perf_counter()
-        X, Y = self._checked(X, Y)
-        self._fit(SharedWork(self._dense(X), Y), start)
-        return self
-
-    def fit_grid(self, X, Y, points) -> Iterator[tuple[int, PMNDP]]:
-        """Fit every grid point on the same training set (tuning's hook, pmlbench.plugin).
-
-        What the points share is computed once per distinct value of the parameters it
-        depends on (:class:`SharedWork`): both kNN graphs, the Sylvester solution H, the
-        factorised ``L + δI`` and the propagation, XᵀX, the step size and the ridge
-        factorisation. For a grid over ``tar`` only the labels' threshold and stage 2's
-        FISTA run per point. Each fit computes what a fit of that point alone computes, so it
-        is identical to it.
-        """
-        work = None
-        for index, point in enumerate(points):
-            start = time.perf_counter()
-            model = clone(self).set_params(**point)
-            X, Y = model._checked(X, Y)
-            work = work if work is not None else SharedWork(self._dense(X), Y)
-            model._fit(work, start)
-            yield index, model
-
-    def _checked(self, X, Y):
-        """Validated parameters and inputs; refusals before any work."""
+    def _checked(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
+        """Validated parameters and inputs (dense float64 features, 0/1 labels); refusals
+        before any work."""
         self._validate_params()
         X = check_features(X)
         Y = check_label_matrix(Y, what="candidate labels", n_rows=X.shape[0])
@@ -648,47 +624,43 @@ class PMNDP(ValidatedParameters, BaseEstimator):
         k = int(self.k)
         check_neighbours(k, n)
         check_neighbours(k, d, data="the feature graph (features as points)")
-        return X, Y
-
-    @staticmethod
-    def _dense(X) -> np.ndarray:
-        return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+        return as_dense(X, dtype=np.float64), Y
 
     def _fit(self, work: SharedWork, start: float) -> None:
+        """Propagate labels on the training rows (stage 1), then fit W to them (stage 2)."""
         X, Y = work.X, work.labels
         d = X.shape[1]
         k = int(self.k)
         formula = str(self.formula)
-        with threadpool_limits(self.blas_threads, user_api="blas"):
-            stage1 = propagate(
-                X,
-                Y,
-                k=k,
-                delta=float(self.delta),
-                gamma=float(self.gamma),
-                mu1=float(self.mu1),
-                mu2=float(self.mu2),
-                tar=float(self.tar),
-                formula=formula,
-                work=work,
-            )
-            train: dict[str, Any] = {
-                "alpha": float(self.alpha),
-                "beta": float(self.beta),
-                "lam": float(self.lam),
-                "enaf": float(self.enaf),
-                "theta": float(self.theta),
-                "k": k,
-                "max_iter": int(self.max_iter),
-                "tol": float(self.tol),
-                "formula": formula,
-            }
-            # stage 2 reads stage 1's labels and H only: points that propagate the same labels
-            # (every tar above the confidences on many labels) share one stage 2
-            key = (stage1.labels.tobytes(), float(self.mu1), float(self.mu2), *train.values())
-            stage2 = work.training(
-                key, lambda: pmndp_train(X, stage1.labels, stage1.H, **train, work=work)
-            )
+        stage1 = propagate(
+            X,
+            Y,
+            k=k,
+            delta=float(self.delta),
+            gamma=float(self.gamma),
+            mu1=float(self.mu1),
+            mu2=float(self.mu2),
+            tar=float(self.tar),
+            formula=formula,
+            work=work,
+        )
+        train: dict[str, Any] = {
+            "alpha": float(self.alpha),
+            "beta": float(self.beta),
+            "lam": float(self.lam),
+            "enaf": float(self.enaf),
+            "theta": float(self.theta),
+            "k": k,
+            "max_iter": int(self.max_iter),
+            "tol": float(self.tol),
+            "formula": formula,
+        }
+        # stage 2 reads stage 1's labels and H only: points that propagate the same labels
+        # (every tar above the confidences on many labels) share one stage 2
+        key = (stage1.labels.tobytes(), float(self.mu1), float(self.mu2), *train.values())
+        stage2 = work.training(
+            key, lambda: pmndp_train(X, stage1.labels, stage1.H, **train, work=work)
+        )
         self.W_ = stage2.W
         self.H_ = stage1.H
         self.propagated_labels_ = stage1.labels

@@ -1,10 +1,6 @@
 """Min-max scaling and RBF kernel features on random anchors, as the MATLAB programs of
 CcAmbiguous's PML methods compute them before their models (``main_PML.m``'s ``mapminmax``
-and ``function/Kernel_mapping.m``; used by PML-DDA, PML-MA and PML-LRIG).
-
-The arithmetic is the same as that of PML-PLR's module (:mod:`pmlbench.methods.pml_plr`, which
-keeps its own copy so that its unit keys stay those of its stored results);
-tests/test_pml_dda.py checks that both give the same numbers.
+and ``function/Kernel_mapping.m``; used by PML-PLR, PML-DDA, PML-MA and PML-LRIG).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The Euclidean projection onto the probability simplex by the Newton iteration of
-``EProjSimplex_new.m`` (the function CcAmbiguous's PML programs share; used by PML-DDA).
-
-The arithmetic is the same as that of PML-PLR's module (:mod:`pmlbench.methods.pml_plr`, which
-keeps its own copy so that its unit keys stay those of its stored results);
-tests/test_pml_dda.py checks that both give the same numbers.
+``EProjSimplex_new.m`` (the function CcAmbiguous's PML programs share; used by PML-PLR and
+PML-DDA).
 """
 
 from __future__ import annotations

@@ -63,9 +63,8 @@ import numpy as np
 
 from pmlbench.errors import PmlbenchError
 from pmlbench.numerics.linalg import thin_svd
+from pmlbench.numerics.matlab import MATLAB_EPS
 from pmlbench.numerics.simplex import project_rows_to_simplex
-
-MACHINE_EPS = float(np.finfo(np.float64).eps)  # MATLAB's eps
 
 
 def embedding_size(ratio: float, h: int) -> int:
@@ -178,7 +177,7 @@ def decompose(
         UtX = U.T @ X
         Va = UtX @ Z.T + beta * (O @ F.T)
         Vb = VZ @ Z.T + beta * (V * row_sums[None, :])
-        V = V * Va / (Vb + MACHINE_EPS)
+        V = V * Va / (Vb + MATLAB_EPS)
         # 4. O
         F2 = F * F
         O = (V @ F2) / F2.sum(axis=0)[None, :]  # noqa: E741
@@ -186,7 +185,7 @@ def decompose(
         PZ = P @ Z
         Za = V.T @ UtX + XtX + alpha * (P.T @ P)
         Zb = V.T @ (V @ Z) + X.T @ XZ + alpha * (P.T @ PZ)
-        Z = project_rows_to_simplex(np.ascontiguousarray((Z * (Za / Zb + MACHINE_EPS)).T)).T
+        Z = project_rows_to_simplex(np.ascontiguousarray((Z * (Za / Zb + MATLAB_EPS)).T)).T
         # 6. F, with the S of the iteration before, then S anew
         dis = squared_distances(V, O)
         F = project_rows_to_simplex(gamma * S / (beta * dis + gamma))
@@ -195,7 +194,7 @@ def decompose(
         St = S.T
         PZ = P @ Z
         Pa = QtY + alpha * PZ + alpha * (P @ Z.T) + gamma * (St * F.T)
-        Pb = P + alpha * P + alpha * (PZ @ Z.T) + gamma * (St * St) + MACHINE_EPS
+        Pb = P + alpha * P + alpha * (PZ @ Z.T) + gamma * (St * St) + MATLAB_EPS
         P = P * Pa / Pb - np.maximum(P - Y, 0.0) * Y / Pb
         if not (np.isfinite(P).all() and np.isfinite(Z).all() and np.isfinite(V).all()):
             raise PmlbenchError(

@@ -51,9 +51,7 @@ import scipy.sparse.linalg as spla
 
 from pmlbench.methods.pml_ld.quasi_newton import fminlbfgs
 from pmlbench.numerics.kmeans import kmeans_labels
-
-MATLAB_EPS = float(np.finfo(float).eps)
-
+from pmlbench.numerics.matlab import MATLAB_EPS
 
 # --------------------------------------------------------------------------------------
 # Features, graph and groups
