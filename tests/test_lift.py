@@ -441,3 +441,79 @@ def test_max_labels_refuses_before_any_work():
     assert 153 <= LIFT().max_labels < 159
     with pytest.raises(PmlbenchError, match=r"^method\.max_labels must be "):
         LIFT(max_labels=0).fit(X, Y)
+
+
+def test_fit_grid_computes_the_shared_parts_once(monkeypatch):
+    """Per label, the clusterings, the distance features and the Platt problem (centred
+    features, libsvm's permutation, the folds) are computed once for the whole C grid; only
+    the SVMs are trained per grid point."""
+    calls: dict[str, int] = {}
+
+    def counting(name: str) -> None:
+        function = getattr(lift_module, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return function(*args, **kwargs)
+
+        monkeypatch.setattr(lift_module, name, wrapper)
+
+    for name in (
+        "kmeans_centres",
+        "euclidean_distances",
+        "libsvm_permutation",
+        "platt_problem",
+        "platt_newton_at",
+    ):
+        counting(name)
+    X, Y = noisy_emotions()
+    LIFT(n_jobs=1, random_state=4).fit(X, Y)
+    per_fit = dict(calls)
+    labels = Y.shape[1]
+    assert per_fit["platt_problem"] == per_fit["libsvm_permutation"] == labels
+    assert per_fit["platt_newton_at"] == labels
+    calls.clear()
+    grid = [{"C": value} for value in LIFT.default_tuning_grid["C"]]
+    fitted = dict(LIFT(n_jobs=1, random_state=4).fit_grid(X, Y, grid))
+    assert sorted(fitted) == list(range(len(grid)))
+    assert calls == {**per_fit, "platt_newton_at": len(grid) * labels}
+
+
+def test_platt_problem_is_what_platt_newton_trains_on(rng):
+    X, y = svm_problem(rng, n=200)
+    problem = lift_module.platt_problem(X, y, seed=3)
+    for C in (0.1, 10.0):
+        shared = lift_module.platt_newton_at(problem, C, 1e-3)
+        alone = platt_newton(X, y, C, 1e-3, seed=3)
+        assert shared.coef.tobytes() == alone.coef.tobytes()
+        assert (shared.intercept, shared.A, shared.B, shared.n_steps) == (
+            alone.intercept,
+            alone.A,
+            alone.B,
+            alone.n_steps,
+        )
+    # the folds partition the instances, each held-out part once
+    held = np.concatenate([fold.held for fold in problem.folds])
+    assert sorted(held.tolist()) == list(range(len(y)))
+
+
+def test_shared_intermediates_change_no_number(rng):
+    """The Newton step hands the line search the slopes at t = 0 it computed for the
+    gradient, and the solver takes ``A * s`` precomputed: the same numbers, bit for bit."""
+    from pmlbench.methods.lift import _exact_line_search, _huber_slope
+
+    h, C = 1e-2, 3.0
+    for _ in range(50):
+        z = 1.0 - rng.normal(size=300)  # as the solver forms it: never -0.0
+        dz = rng.normal(size=300)
+        dz[:10] = 0.0
+        wv, ww = float(rng.normal()) - 5.0, float(rng.random()) + 0.1
+        plain = _exact_line_search(wv, ww, z, dz, C, h)
+        given = _exact_line_search(wv, ww, z, dz, C, h, _huber_slope(z, h))
+        assert np.float64(plain).tobytes() == np.float64(given).tobytes()
+    X, y = svm_problem(rng, n=300, d=5)
+    s = np.where(y == 1, 1.0, -1.0)
+    A = np.hstack([X - X.mean(axis=0), np.ones((len(y), 1))])
+    v, steps = hinge_svm_newton(A, s, 1.0, 1e-3)
+    v_signed, steps_signed = hinge_svm_newton(A, s, 1.0, 1e-3, signed=A * s[:, None])
+    assert v.tobytes() == v_signed.tobytes() and steps == steps_signed

@@ -151,10 +151,20 @@ def sigmoid_train(decision: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 def _huber_slope(z: np.ndarray, h: float) -> np.ndarray:
     """Derivative of the smoothed hinge: 0 (z <= 0), z / h (0 < z < h), 1 (z >= h)."""
-    return np.clip(z / h, 0.0, 1.0)
+    # the array method runs the same clip ufunc as np.clip, without np.clip's dispatch layers
+    # (this is called a few times per Newton step, on small arrays)
+    return (z / h).clip(0.0, 1.0)
 
 
-def _exact_line_search(wv: float, ww: float, z: np.ndarray, dz: np.ndarray, C: float, h: float):
+def _exact_line_search(
+    wv: float,
+    ww: float,
+    z: np.ndarray,
+    dz: np.ndarray,
+    C: float,
+    h: float,
+    slope_at_zero: np.ndarray | None = None,
+) -> float:
     """The minimiser t >= 0 of ``½‖w + t p‖² + C Σ L_h(z_i − t dz_i)`` (``wv = w·p``,
     ``ww = p·p``).
 
@@ -164,37 +174,43 @@ def _exact_line_search(wv: float, ww: float, z: np.ndarray, dz: np.ndarray, C: f
     ``(z_i − h) / dz_i``. The derivative at the full Newton step t = 1 tells which side of it
     the root is on; the breakpoints on that side are sorted and walked with cumulative sums,
     and the root is found exactly on the piece where the derivative changes sign.
+    ``slope_at_zero`` is ``_huber_slope(z, h)`` where the caller has it already (the Newton
+    step's gradient): ``z − 0·dz`` is ``z``, so the derivative at 0 is the same number.
     """
-    moving = dz != 0.0
-    zm, dzm = z[moving], dz[moving]
+    # (the calls below are the array methods behind np.sum, np.cumsum, np.argsort and np.diff:
+    # the same numbers without their dispatch layers, which cost more than the work on these
+    # arrays; this runs once per Newton step)
+    slope0 = _huber_slope(z, h) if slope_at_zero is None else slope_at_zero
+    at_zero = wv + 0.0 * ww - C * float(np.dot(slope0, dz))
+    if at_zero >= 0.0:
+        return 0.0
+    at_one = wv + ww - C * float(np.dot(_huber_slope(z - dz, h), dz))  # t = 1: t dz is dz
+    if np.count_nonzero(dz) == len(dz):
+        zm, dzm = z, dz
+    else:
+        moving = dz != 0.0
+        zm, dzm = z[moving], dz[moving]
     first, second = zm / dzm, (zm - h) / dzm
     enter = np.minimum(first, second)  # the instance enters the quadratic zone at t = enter
     leave = np.maximum(first, second)  # ... and leaves it at t = leave
     weight = (C / h) * dzm * dzm
-
-    def derivative(t: float) -> float:
-        return wv + t * ww - C * float(np.dot(_huber_slope(z - t * dz, h), dz))
-
-    at_zero = derivative(0.0)
-    if at_zero >= 0.0:
-        return 0.0
-    at_one = derivative(1.0)
     # walk from `base` over the breakpoints in (base, end]
     base, slope, end = (0.0, at_zero, 1.0) if at_one >= 0.0 else (1.0, at_one, math.inf)
     curvature = ww + float(weight[(enter <= base) & (leave > base)].sum())
     entering = (enter > base) & (enter <= end)
     leaving = (leave > base) & (leave <= end)
     times = np.concatenate([enter[entering], leave[leaving]])
-    changes = np.concatenate([weight[entering], -weight[leaving]])
     if len(times):
-        order = np.argsort(times, kind="stable")
+        changes = np.concatenate([weight[entering], -weight[leaving]])
+        order = times.argsort(kind="stable")
         times, changes = times[order], changes[order]
-        curvatures = curvature + np.concatenate([[0.0], np.cumsum(changes)])
+        curvatures = curvature + np.concatenate([[0.0], changes.cumsum()])
         starts = np.concatenate([[base], times])
         # the derivative at each breakpoint: the rise over the pieces before it
-        slopes = slope + np.cumsum(curvatures[:-1] * np.diff(starts))
-        crossed = np.flatnonzero(slopes >= 0.0)
-        piece = int(crossed[0]) if len(crossed) else len(times)
+        slopes = slope + (curvatures[:-1] * (starts[1:] - starts[:-1])).cumsum()
+        crossed = slopes >= 0.0
+        first_crossed = int(crossed.argmax())
+        piece = first_crossed if crossed[first_crossed] else len(times)
         base = float(starts[piece])
         slope = float(slopes[piece - 1]) if piece > 0 else slope
         curvature = float(curvatures[piece])
@@ -211,11 +227,13 @@ def hinge_svm_newton(
     h: float,
     max_steps: int = 1000,
     start: np.ndarray | None = None,
+    signed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
     """Primal linear SVM ``min ½‖w‖² + C Σ max(0, 1 − s_i (w·a_i + b))`` by Newton's method.
 
     ``A`` holds the features with a last column of ones (the bias b, not penalised, as in
-    libsvm), ``s`` the labels ±1. The hinge is replaced by its Huber smoothing of width h
+    libsvm), ``s`` the labels ±1 (``signed``: ``A * s[:, None]``, where the caller has it).
+    The hinge is replaced by its Huber smoothing of width h
     (0 for z <= 0, z²/2h below h, z − h/2 above; Chapelle, Neural Computation 19(5), 2007,
     Sec. 4), which differs from it by at most h/2 per instance, and minimised from v = 0 by
     Newton steps with an exact line search until the Newton decrement vanishes. The
@@ -230,7 +248,7 @@ def hinge_svm_newton(
     # the bias has no curvature of its own; the tiny ridge keeps H positive definite and the
     # exact line search takes care of a long step
     ridge = np.diag(penalised + 1e-10)
-    SA = A * s[:, None]
+    SA = A * s[:, None] if signed is None else signed
     v = np.zeros(p) if start is None else start.copy()
     margin = np.zeros(len(s)) if start is None else SA @ v
     # Gram matrix of the rows in the quadratic zone, updated with the rows entering and leaving
@@ -238,15 +256,16 @@ def hinge_svm_newton(
     gram = np.zeros((p, p))
     for step in range(max_steps):
         z = 1.0 - margin
-        gradient = penalised * v - C * (SA.T @ _huber_slope(z, h))
+        slope = _huber_slope(z, h)
+        gradient = penalised * v - C * (SA.T @ slope)
         now = (z > 0) & (z < h)
-        entering, leaving = now & ~inside, inside & ~now
-        n_changed = int(entering.sum() + leaving.sum())
-        if n_changed > now.sum() // 2:
+        changed = now != inside  # entering (now, not inside) or leaving (inside, not now)
+        n_changed = np.count_nonzero(changed)
+        if n_changed > np.count_nonzero(now) // 2:
             rows = A[now]
             gram = rows.T @ rows
         elif n_changed:
-            rows_in, rows_out = A[entering], A[leaving]
+            rows_in, rows_out = A[changed & now], A[changed & inside]
             gram += rows_in.T @ rows_in - rows_out.T @ rows_out
         inside = now
         hessian = ridge + (C / h) * gram
@@ -262,6 +281,7 @@ def hinge_svm_newton(
             dz,
             C,
             h,
+            slope,
         )
         v = v + t * direction
         margin = margin + t * dz
@@ -298,12 +318,12 @@ def _centre_flat_bias(v: np.ndarray, z: np.ndarray, s: np.ndarray, h: float) -> 
     depend on round-off. The interval is where the derivative in b is zero up to 1e-9 per
     instance, found by bisection (the derivative is monotone in b).
     """
-    positive = s > 0
+    # raising b by delta lowers the positives' z and raises the negatives': z + sign * delta
+    # (z − delta is z + (−delta) exactly)
+    sign = np.where(s > 0, -1.0, 1.0)
 
     def slope(delta: float) -> float:
-        # raising b by delta lowers the positives' z and raises the negatives'
-        shifted = np.where(positive, z - delta, z + delta)
-        return float(np.dot(_huber_slope(shifted, h), np.where(positive, -1.0, 1.0)))
+        return float(np.dot(_huber_slope(z + sign * delta, h), sign))
 
     tolerance = 1e-9 * len(s)
     if abs(slope(0.0)) > tolerance:
@@ -388,17 +408,90 @@ CONTINUATION_WIDTHS = (1.0, 0.03)
 
 
 def smoothed_svm(
-    A: np.ndarray, s: np.ndarray, C: float, tol: float, start: np.ndarray | None = None
+    A: np.ndarray,
+    s: np.ndarray,
+    C: float,
+    tol: float,
+    start: np.ndarray | None = None,
+    signed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
     """:func:`hinge_svm_newton` at width ``tol``, from ``start`` when given (a nearby
     solution), otherwise after the wider widths of ``CONTINUATION_WIDTHS``. The final
-    width's minimiser does not depend on the start; the number of steps does."""
+    width's minimiser does not depend on the start; the number of steps does. ``signed``:
+    ``A * s[:, None]``, where the caller has it."""
+    SA = A * s[:, None] if signed is None else signed
     widths = [width for width in CONTINUATION_WIDTHS if width > tol] if start is None else []
-    v, steps = hinge_svm_newton(A, s, C, widths[0] if widths else tol, start=start)
+    v, steps = hinge_svm_newton(A, s, C, widths[0] if widths else tol, start=start, signed=SA)
     for width in [*widths[1:], tol] if widths else []:
-        v, taken = hinge_svm_newton(A, s, C, width, start=v)
+        v, taken = hinge_svm_newton(A, s, C, width, start=v, signed=SA)
         steps += taken
     return v, steps
+
+
+@dataclass(frozen=True)
+class SVMRows:
+    """Instances of a primal SVM problem: features with a last column of ones (``A``), the
+    labels ±1 (``s``) and their product ``A * s[:, None]`` (``signed``)."""
+
+    A: np.ndarray
+    s: np.ndarray
+    signed: np.ndarray
+
+    @classmethod
+    def of(cls, A: np.ndarray, s: np.ndarray) -> SVMRows:
+        return cls(A, s, A * s[:, None])
+
+
+@dataclass(frozen=True)
+class PlattFold:
+    """One fold of Platt scaling's cross-validation: the held-out instances, and the SVM
+    problem of the others, or the decision value every held-out instance gets when the
+    others hold one class only."""
+
+    held: np.ndarray
+    A_held: np.ndarray
+    rest: SVMRows | None
+    constant: float = 0.0
+
+
+@dataclass(frozen=True)
+class PlattProblem:
+    """Everything :func:`platt_newton` computes before the SVM's cost C enters: the centred
+    features, the permutation and the five folds. Depends on the features, the labels and
+    the seed only, so a grid over C builds it once per label (:meth:`LIFT.fit_grid`)."""
+
+    y: np.ndarray
+    mean: np.ndarray
+    whole: SVMRows
+    folds: tuple[PlattFold, ...]
+
+
+def platt_problem(features: np.ndarray, y: np.ndarray, seed: int) -> PlattProblem:
+    """The C-independent part of :func:`platt_newton`: features centred (the distances to
+    the centres share a large common part; with an unpenalised bias the optimum does not
+    depend on the shift) with a column of ones appended, and libsvm's Platt folds (the
+    permutation libsvm draws for ``SVC(random_state=seed)``, :func:`libsvm_permutation`,
+    cut into ``PLATT_FOLDS`` consecutive parts)."""
+    n = len(y)
+    s = np.where(y == 1, 1.0, -1.0)
+    mean = features.mean(axis=0)
+    A = np.hstack([features - mean, np.ones((n, 1))])
+    grouped = np.concatenate([np.flatnonzero(y != 1), np.flatnonzero(y == 1)])
+    permutation = grouped[libsvm_permutation(n, seed)]
+    folds = []
+    for fold in range(PLATT_FOLDS):
+        begin, end = fold * n // PLATT_FOLDS, (fold + 1) * n // PLATT_FOLDS
+        held = permutation[begin:end]
+        if held.size == 0:
+            continue
+        rest = np.concatenate([permutation[:begin], permutation[end:]])
+        positive = s[rest] > 0
+        if positive.all() or not positive.any():
+            constant = 1.0 if positive.all() else -1.0
+            folds.append(PlattFold(held, A[held], None, constant))
+        else:
+            folds.append(PlattFold(held, A[held], SVMRows.of(A[rest], s[rest])))
+    return PlattProblem(y, mean, SVMRows.of(A, s), tuple(folds))
 
 
 def platt_newton(
@@ -411,35 +504,30 @@ def platt_newton(
     so both solvers see the same folds), each fold's decision values from an SVM trained on
     the others (+1 or -1 when those hold one class only), the sigmoid fitted to them
     (:func:`sigmoid_train`), and the SVM trained on all instances. Features are centred
-    first (the distances to the centres share a large common part; with an unpenalised
-    bias the optimum does not depend on the shift).
+    first (:func:`platt_problem`, the part that does not depend on C; then
+    :func:`platt_newton_at`).
     """
-    n = len(y)
-    s = np.where(y == 1, 1.0, -1.0)
-    mean = features.mean(axis=0)
-    A = np.hstack([features - mean, np.ones((n, 1))])
-    v, steps = smoothed_svm(A, s, C, tol)
-    grouped = np.concatenate([np.flatnonzero(y != 1), np.flatnonzero(y == 1)])
-    permutation = grouped[libsvm_permutation(n, seed)]
-    decision = np.zeros(n)
-    for fold in range(PLATT_FOLDS):
-        begin, end = fold * n // PLATT_FOLDS, (fold + 1) * n // PLATT_FOLDS
-        held = permutation[begin:end]
-        rest = np.concatenate([permutation[:begin], permutation[end:]])
-        if held.size == 0:
-            continue
-        positive = s[rest] > 0
-        if positive.all() or not positive.any():
-            decision[held] = 1.0 if positive.all() else -1.0
+    return platt_newton_at(platt_problem(features, y, seed), C, tol)
+
+
+def platt_newton_at(problem: PlattProblem, C: float, tol: float) -> PlattLinearSVM:
+    """:func:`platt_newton` on a prepared :class:`PlattProblem`, at cost C and width tol."""
+    whole = problem.whole
+    v, steps = smoothed_svm(whole.A, whole.s, C, tol, signed=whole.signed)
+    decision = np.zeros(len(problem.y))
+    for fold in problem.folds:
+        if fold.rest is None:
+            decision[fold.held] = fold.constant
             continue
         # the fold's problem shares 80 % of its instances with the whole one
-        v_fold, fold_steps = smoothed_svm(A[rest], s[rest], C, tol, start=v)
-        decision[held] = A[held] @ v_fold
+        rest = fold.rest
+        v_fold, fold_steps = smoothed_svm(rest.A, rest.s, C, tol, start=v, signed=rest.signed)
+        decision[fold.held] = fold.A_held @ v_fold
         steps += fold_steps
-    platt_a, platt_b = sigmoid_train(decision, y)
+    platt_a, platt_b = sigmoid_train(decision, problem.y)
     w = v[:-1]
     return PlattLinearSVM(
-        coef=w, intercept=float(v[-1] - w @ mean), A=platt_a, B=platt_b, n_steps=steps
+        coef=w, intercept=float(v[-1] - w @ problem.mean), A=platt_a, B=platt_b, n_steps=steps
     )
 
 
@@ -490,8 +578,9 @@ def fit_label_settings(
     fallback_centres: np.ndarray | None,
 ) -> list[LabelModel]:
     """:func:`fit_label` for several SVM settings at once: the clusters and the distance
-    features (which depend on the ratio and the seeds only) are computed once, then one SVM
-    per setting is trained on them from scratch, exactly as :func:`fit_label` trains it."""
+    features (which depend on the ratio and the seeds only) are computed once, and so is the
+    Newton solver's :class:`PlattProblem`; then one SVM per setting is trained on them from
+    scratch, exactly as :func:`fit_label` trains it."""
     with threadpool_limits(1):
         return _fit_label(X, y, ratio, settings, seeds, fallback_centres)
 
@@ -509,18 +598,31 @@ def _fit_label(X, y, ratio, settings, seeds, fallback_centres) -> list[LabelMode
         ]
     )
     features = euclidean_distances(X, centres)
+    # the Platt problem (centred features, folds) is the same for every C: built once
+    problem: list[PlattProblem] = []
     return [
-        LabelModel(centres=centres, n_positive_centres=m, svm=_train_svm(features, y, s, seeds))
-        for s in settings
+        LabelModel(
+            centres=centres,
+            n_positive_centres=m,
+            svm=_train_svm(features, y, setting, seeds, problem),
+        )
+        for setting in settings
     ]
 
 
 def _train_svm(
-    features: np.ndarray, y: np.ndarray, setting: SVMSetting, seeds: np.ndarray
+    features: np.ndarray,
+    y: np.ndarray,
+    setting: SVMSetting,
+    seeds: np.ndarray,
+    problem: list[PlattProblem],
 ) -> SVC | PlattLinearSVM:
-    """The Platt-scaled linear SVM of one label on its distance features."""
+    """The Platt-scaled linear SVM of one label on its distance features. ``problem`` holds
+    the label's :class:`PlattProblem` once the first Newton setting has built it."""
     if setting.solver == "newton":
-        return platt_newton(features, y, setting.C, setting.tol, int(seeds[2]))
+        if not problem:
+            problem.append(platt_problem(features, y, int(seeds[2])))
+        return platt_newton_at(problem[0], setting.C, setting.tol)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # probability=True, deprecated in 1.9
         svm = SVC(
@@ -619,11 +721,11 @@ class LIFT(ValidatedParameters, BaseEstimator):
         """Every grid point fitted on the same training data (tuning's hook).
 
         The points are grouped by what the clusters depend on
-        (:data:`CLUSTERING_PARAMETERS`): per group and label the two k-means runs and the
-        distance features are computed once, and the SVM of every point of the group is
-        trained on them from scratch (:func:`fit_label_settings`), so a grid over ``C``
-        costs one clustering per ratio. Each estimator yielded is identical to
-        ``clone(self).set_params(**point).fit(X, Y)``.
+        (:data:`CLUSTERING_PARAMETERS`): per group and label the two k-means runs, the
+        distance features and the Platt problem (:func:`platt_problem`) are computed once,
+        and the SVM of every point of the group is trained on them from scratch
+        (:func:`fit_label_settings`), so a grid over ``C`` costs one clustering per ratio.
+        Each estimator yielded is identical to ``clone(self).set_params(**point).fit(X, Y)``.
         """
         models = point_models(self, points)
         for model in models:
