@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pmlbench.core.read_only import read_only, writes_read_only
 from pmlbench.errors import PluginError
 
 CONVENTIONS = ("zhang", "sklearn")
@@ -27,16 +28,6 @@ def degenerate_rows(Y_true: np.ndarray) -> np.ndarray:
     """Boolean mask of rows whose relevant set is empty or full (undefined for ranking metrics)."""
     counts = Y_true.sum(axis=1)
     return (counts == 0) | (counts == Y_true.shape[1])
-
-
-def read_only(values: Any) -> Any:
-    """A read-only view of an array (None and other objects as they are); the array itself
-    stays writable for its owner."""
-    if not isinstance(values, np.ndarray):
-        return values
-    view = values.view()
-    view.flags.writeable = False
-    return view
 
 
 @dataclass(frozen=True)
@@ -87,7 +78,7 @@ class Metric:
         try:
             value = self.func(read_only(Y_true), read_only(Y_pred), read_only(scores), **options)
         except ValueError as exc:
-            if "read-only" not in str(exc):
+            if not writes_read_only(exc):
                 raise
             raise PluginError(
                 f"metric {self.name!r} tried to change its inputs in place ({exc}); a metric "

@@ -8,7 +8,8 @@ name and distribution), so a broken third-party plugin is named in one line wher
 - noise: ``noise(Y_true, rng, **params)`` returns an n x l 0/1 matrix containing ``Y_true``.
 - method: a scikit-learn style estimator with ``fit``, ``decision_function`` and ``predict``;
   scores are finite n x l floats, predictions n x l 0/1; the optional hooks it defines have
-  the types :class:`pmlbench.plugin.MethodHooks` documents.
+  the types :class:`pmlbench.plugin.MethodHooks` documents. It is handed read-only arrays
+  and must copy one before changing it (:func:`method_inputs`).
 - metric: a :class:`~pmlbench.plugin.Metric` (it carries its direction and input kind).
 """
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from pmlbench.core.checks import as_dense, check_label_matrix
 from pmlbench.core.parameters import Constraint
+from pmlbench.core.read_only import writes_read_only
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import NEEDS, Metric
@@ -113,6 +115,27 @@ def plugin_call(info: PluginInfo, what: str) -> Iterator[None]:
         raise PluginError(
             f"{info.label} failed in {what} ({type(exc).__name__}: {exc}); "
             f"run `pmlbench check-plugin {info.name} --traceback` for details"
+        ) from exc
+
+
+@contextmanager
+def method_inputs(info: PluginInfo, what: str) -> Iterator[None]:
+    """Name the method plugin that wrote into an array it was handed.
+
+    The protocol hands a method read-only views (pmlbench.core.read_only) of the features,
+    the candidate labels and everything it slices from them, so a method that changed them
+    in place would otherwise end the unit in numpy's bare "assignment destination is
+    read-only". Every other failure passes unchanged.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        if not writes_read_only(exc):
+            raise
+        raise PluginError(
+            f"{info.label} tried to change an array it was handed while {what} ({exc}); a "
+            "method is handed read-only features and labels and must copy an array before "
+            "modifying it (X = X.copy())"
         ) from exc
 
 

@@ -9,7 +9,8 @@ has already passed its contract (pmlbench.plugins.contracts):
   matrices containing the true labels.
 - :class:`MethodFactory` (:func:`method_factory`), whose parameters were validated against
   the method's declared constraints when it was made, before any data is loaded; ``build``
-  gives a fresh estimator per split and ``outputs`` checks what the estimator returned.
+  gives a fresh estimator per split, ``handed_read_only`` names it when it writes into the
+  read-only arrays it is handed, and ``outputs`` checks what the estimator returned.
 - :func:`checked_metric` / :func:`load_metric` / :func:`load_metrics`: checked
   :class:`~pmlbench.metrics.base.Metric`s.
 
@@ -24,6 +25,7 @@ naming the plugin.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,6 +141,11 @@ class MethodFactory:
             if "random_state" in params and params["random_state"] is None:
                 estimator.set_params(random_state=random_state)
         return estimator
+
+    def handed_read_only(self, what: str) -> AbstractContextManager[None]:
+        """Around the calls that hand the method read-only arrays (``what``: "fitting", ...):
+        a write into one fails naming the method (:func:`contracts.method_inputs`)."""
+        return contracts.method_inputs(self.info, what)
 
     def diagnostics(self, estimator: Any) -> dict[str, Any]:
         """The fitted estimator's ``diagnostics_``, checked to be storable ({} if unset)."""

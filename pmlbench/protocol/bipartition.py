@@ -29,6 +29,9 @@ Each rule is a :class:`Rule` in the :data:`RULES` table, which :class:`Bipartiti
 dispatches through; the options, their defaults and which rule reads which are defined in
 pmlbench.protocol.settings. A new rule is a subclass here, a name in
 ``settings.RULE_NAMES`` and the rules that read each option there.
+
+The method is handed read-only views (pmlbench.core.read_only) here too: the out-of-fold
+refits, their scores and ``predict`` for the ``method`` rule.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 from pmlbench.core.checks import as_dense
+from pmlbench.core.read_only import read_only
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import Metric
 from pmlbench.numerics.scores import ensure_nonempty
@@ -105,7 +109,8 @@ def checked_objective(metric: Metric) -> Metric:
 def out_of_fold_scores(
     estimator, X, Y: np.ndarray, cv: int, random_state: int | None
 ) -> np.ndarray:
-    """Scores of every training instance from a clone fitted on the other folds."""
+    """Scores of every training instance from a clone fitted on the other folds (each
+    handed read-only views of its fold)."""
     if cv > Y.shape[0]:
         raise PmlbenchError(
             f"bipartition.cv={cv} exceeds the {Y.shape[0]} training instances; lower bipartition.cv"
@@ -119,8 +124,8 @@ def out_of_fold_scores(
         ) from None
     scores = np.empty(Y.shape, dtype=np.float64)
     for fit_idx, held_idx in KFold(cv, shuffle=True, random_state=random_state).split(Y):
-        model = clone(template).fit(X[fit_idx], Y[fit_idx])
-        scores[held_idx] = as_dense(model.decision_function(X[held_idx]), np.float64)
+        model = clone(template).fit(read_only(X[fit_idx]), read_only(Y[fit_idx]))
+        scores[held_idx] = as_dense(model.decision_function(read_only(X[held_idx])), np.float64)
     return scores
 
 
@@ -161,7 +166,7 @@ class MethodRule(Rule):
     name = "method"
 
     def apply(self, bip: Bipartition, estimator, X, scores: np.ndarray) -> np.ndarray:
-        return np.asarray(estimator.predict(X))
+        return np.asarray(estimator.predict(read_only(X)))
 
     def describe(self, bip: Bipartition) -> str:
         return "method's predict"
@@ -191,7 +196,7 @@ class LearnedThresholdRule(Rule):
         if bip.options["training_scores"] == "cv":
             scores = out_of_fold_scores(estimator, X_train, Y, bip.options["cv"], random_state)
         else:
-            scores = as_dense(estimator.decision_function(X_train), np.float64)
+            scores = as_dense(estimator.decision_function(read_only(X_train)), np.float64)
         if bip.objective is None:  # Bipartition loads it for every rule that reads it
             raise PmlbenchError(f"bipartition rule {self.name!r} has no objective metric")
         return {self.fitted_key: self.choose(bip, bip.objective, scores, Y)}
@@ -338,16 +343,18 @@ class Bipartition:
         self, estimator, X_train, Y_candidates, *, random_state: int | None = None
     ) -> Bipartition:
         """Fit the rule's values on the training split (a fitted estimator, candidate labels)."""
-        Y = np.asarray(Y_candidates)
-        values = self._rule.fit(self, estimator, X_train, Y, random_state)
+        Y = read_only(np.asarray(Y_candidates))
+        values = self._rule.fit(self, estimator, read_only(X_train), Y, random_state)
         self.fitted = {"rule": self.rule, **values}
         return self
 
     def apply(self, estimator, X, scores: np.ndarray) -> np.ndarray:
-        """Predicted 0/1 label sets for ``scores`` (rows of ``X``)."""
+        """Predicted 0/1 label sets for ``scores`` (rows of ``X``); the rule reads read-only
+        views of both."""
         if self._rule.needs_fit and not self.fitted:
             raise PmlbenchError(f"bipartition rule {self.rule!r} must be fitted before apply")
-        Y_pred = self._rule.apply(self, estimator, X, scores)
+        scores = read_only(scores)
+        Y_pred = self._rule.apply(self, estimator, read_only(X), scores)
         if not self.options["allow_empty"]:
             Y_pred = ensure_nonempty(Y_pred, scores)
         return Y_pred

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pmlbench.core.parameters import check_parameter
+from pmlbench.core.read_only import read_only
 from pmlbench.datasets.dataset import Dataset
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.metrics.base import Metric, degenerate_rows
@@ -231,29 +232,33 @@ def run_split(
     """Train on the candidate labels of the training part (tuning first when ``spec.tune``
     has a grid, :func:`pmlbench.protocol.fitting.fit_with_tuning`), evaluate on the test
     part."""
-    X_train, X_test = dataset.X[plan.train_idx], dataset.X[plan.test_idx]
+    # the method is handed read-only views: one that edits its inputs in place fails naming
+    # itself, instead of changing the bipartition's inputs or the saved y_train_candidates
+    X_train = read_only(dataset.X[plan.train_idx])
+    X_test = read_only(dataset.X[plan.test_idx])
     Y_test = dataset.Y[plan.test_idx]
-    Y_cand = make_candidates(plugins.noise, dataset, plan)
+    Y_cand = read_only(make_candidates(plugins.noise, dataset, plan))
     estimator = plugins.method.build(plan.method_seed)
     bipartition = make_bipartition(dict(spec.bipartition), plugins.objective)
     start = time.perf_counter()
-    # the method gets copies: one that edits its training arrays in place changes neither
-    # the bipartition's inputs nor the saved y_train_candidates
-    estimator, tuned, tuning = fit_with_tuning(
-        estimator,
-        X_train.copy(),
-        Y_cand.copy(),
-        spec=spec,
-        Y_true_train=dataset.Y[plan.train_idx],
-        random_state=plan.method_seed,
-        scoring=plugins.scoring,
-        objective=plugins.objective,
-    )
-    bipartition.fit(estimator, X_train.copy(), Y_cand.copy(), random_state=plan.method_seed)
+    with plugins.method.handed_read_only("fitting (tuning included)"):
+        estimator, tuned, tuning = fit_with_tuning(
+            estimator,
+            X_train,
+            Y_cand,
+            spec=spec,
+            Y_true_train=dataset.Y[plan.train_idx],
+            random_state=plan.method_seed,
+            scoring=plugins.scoring,
+            objective=plugins.objective,
+        )
+    with plugins.method.handed_read_only("fitting the bipartition rule"):
+        bipartition.fit(estimator, X_train, Y_cand, random_state=plan.method_seed)
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    scores = plugins.method.scores(estimator.decision_function(X_test), Y_test.shape)
-    Y_pred = bipartition.apply(estimator, X_test, scores)
+    with plugins.method.handed_read_only("predicting"):
+        scores = plugins.method.scores(estimator.decision_function(X_test), Y_test.shape)
+        Y_pred = bipartition.apply(estimator, X_test, scores)
     predict_seconds = time.perf_counter() - start
     scores, Y_pred = plugins.method.outputs(scores, Y_pred, Y_test.shape)
     options = {"convention": spec.metric_convention, "zero_division": spec.macro_f1_zero_division}

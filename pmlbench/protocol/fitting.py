@@ -4,7 +4,8 @@
 (pmlbench.protocol.experiment.run_split): with a grid in ``spec.tune`` it selects the grid
 point by inner k-fold cross-validation on the training split (pmlbench.protocol.tuning),
 then refits on the whole training split; without one it fits the configured parameters. It
-returns one :class:`Fitted`.
+returns one :class:`Fitted`. Every array the method is handed is a read-only view
+(pmlbench.core.read_only).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pmlbench.core.checks import as_dense
+from pmlbench.core.read_only import read_only
 from pmlbench.errors import PmlbenchError
 from pmlbench.metrics.base import Metric
 from pmlbench.protocol.bipartition import make_bipartition
@@ -36,11 +38,13 @@ def fold_scorer(spec, metric, random_state: int | None, objective: Metric | None
     """Score a fitted estimator on a held-out fold with ``metric`` under the spec's convention.
 
     A bipartition metric sees the spec's bipartition rule (with ``objective``, its objective
-    metric when the caller has it), fitted on the fold's training part.
+    metric when the caller has it), fitted on the fold's training part. The model and the
+    rule are handed read-only views.
     """
     options = {"convention": spec.metric_convention, "zero_division": spec.macro_f1_zero_division}
 
     def score(model, X_fit, Y_fit, X_held, Y_held) -> float:
+        X_fit, Y_fit, X_held = read_only(X_fit), read_only(Y_fit), read_only(X_held)
         scores = as_dense(model.decision_function(X_held), np.float64)
         if scores.shape != Y_held.shape:
             raise PmlbenchError(
@@ -72,8 +76,10 @@ def fit_with_tuning(
 
     Without a grid: a plain fit, with empty ``chosen`` and ``tuning``. ``scoring`` and
     ``objective`` are the metric plugins ``tune.scoring`` and ``bipartition.objective`` name,
-    when the caller has looked them up (pmlbench.protocol.experiment.prepare).
+    when the caller has looked them up (pmlbench.protocol.experiment.prepare). The estimator
+    is handed read-only views of ``X_train`` and ``Y_candidates``.
     """
+    X_train, Y_candidates = read_only(X_train), read_only(Y_candidates)
     plan = make_plan(spec.tune or {}, estimator, Y_candidates.shape[0], scoring)
     if plan is None:
         estimator.fit(X_train, Y_candidates)

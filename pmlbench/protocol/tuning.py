@@ -21,6 +21,9 @@ scikit-learn's KFold, ParameterGrid and clone.
 
 ``tune.procedure`` says which folds are scored: ``kfold`` every one of the ``cv`` folds,
 ``holdout`` only the first (fit on (cv-1)/cv of the training split, score on the rest).
+
+Every fold is handed to the method (``fit``, ``fit_grid``, ``decision_function``) as
+read-only views (pmlbench.core.read_only): all grid points of a fold share its arrays.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, ParameterGrid
 
 from pmlbench.core.parallel import worker_budget
+from pmlbench.core.read_only import read_only
 from pmlbench.errors import NotApplicable, PluginError, PmlbenchError
 from pmlbench.metrics.base import Metric
 from pmlbench.plugins.loading import load_metrics
@@ -158,7 +162,9 @@ def fit_grid_points(model, X, Y, points: list[dict[str, Any]]) -> Iterator[tuple
     Uses the method's ``fit_grid`` hook when it has one, in the order the hook chooses;
     otherwise sets each point on ``model`` and fits it from scratch, in grid order. The
     estimator yielded may be ``model`` itself, refitted: use it before asking for the next.
+    Either way the method is handed read-only views of ``X`` and ``Y``.
     """
+    X, Y = read_only(X), read_only(Y)
     hook = getattr(model, FIT_GRID, None)
     if hook is None:
         for index, point in enumerate(points):
@@ -221,8 +227,11 @@ def _score_fold_grid(estimator, points, X_fit, Y_fold, X_held, Y_held, score_fol
 
     A grid point the method refuses on the fold's training part (too few instances for its
     ``k``, ...) stops tuning with one line naming the point and the ``tune`` keys that fix it:
-    the method's own message names ``method.<param>``, which a grid overrides.
+    the method's own message names ``method.<param>``, which a grid overrides. The fold's
+    arrays are made read-only here, in the process that fits them (a worker's copies of
+    the caller's arrays arrive writable).
     """
+    X_fit, Y_fold, X_held = read_only(X_fit), read_only(Y_fold), read_only(X_held)
     model = clone(estimator)
     scores = [float("nan")] * len(points)
     try:
