@@ -71,7 +71,8 @@ class Method(Protocol):
     """
 
     def fit(self, X: Features, Y: LabelMatrix) -> Any:
-        """Learn from training features and **candidate** labels (never modify them)."""
+        """Learn from training features and **candidate** labels, handed as read-only arrays
+        (copy one before modifying it)."""
         ...
 
     def decision_function(self, X: Features) -> np.ndarray:

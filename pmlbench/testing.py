@@ -37,6 +37,7 @@ from sklearn.base import clone
 
 from pmlbench.core.checks import as_dense
 from pmlbench.core.parameters import declared_constraints, validate_parameters
+from pmlbench.core.read_only import read_only
 from pmlbench.errors import PluginError, PmlbenchError
 from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import contracts, registry
@@ -292,12 +293,17 @@ class _MethodChecks(_Checks):
         estimator = clone(self.estimator)
         X_before, Y_before = X_train.copy(), task.Y_candidates.copy()
         Y_given = task.Y_candidates.copy()
-        with contracts.plugin_call(info, "fit"):
-            estimator.fit(X_train, Y_given)
-        with contracts.plugin_call(info, "decision_function"):
-            scores = estimator.decision_function(X_test)
-        with contracts.plugin_call(info, "predict"):
-            Y_pred = estimator.predict(X_test)
+        # handed as a run hands them: read-only views (a write fails naming the method)
+        X_seen, Y_seen, X_test_seen = read_only(X_train), read_only(Y_given), read_only(X_test)
+        with contracts.plugin_call(info, "fit"), contracts.method_inputs(info, "fitting"):
+            estimator.fit(X_seen, Y_seen)
+        with (
+            contracts.plugin_call(info, "decision_function"),
+            contracts.method_inputs(info, "predicting"),
+        ):
+            scores = estimator.decision_function(X_test_seen)
+        with contracts.plugin_call(info, "predict"), contracts.method_inputs(info, "predicting"):
+            Y_pred = estimator.predict(X_test_seen)
         scores, Y_pred = contracts.check_method_output(info, scores, Y_pred, task.Y_test.shape)
         if sp.issparse(X_train):
             same_X = abs(X_train - X_before).max() == 0

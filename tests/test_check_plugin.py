@@ -71,6 +71,12 @@ class NotBinary(_Base):
         return self.decision_function(X)
 
 
+class WritesTestFeatures(_Base):
+    def decision_function(self, X):
+        X[0, 0] = 1.0  # as a run hands it: read-only
+        return super().decision_function(X)
+
+
 class Unclonable(_Base):
     def __init__(self, k: int = 3):
         self.kk = k
@@ -132,6 +138,7 @@ ENTRY_POINTS = {
         "nondeterministic": "broken_pml:Nondeterministic",
         "crashes": "broken_pml:Crashes",
         "denseonly": "broken_pml:DenseOnly",
+        "writestest": "broken_pml:WritesTestFeatures",
         "importfail": "broken_pml_missing_module:Method",
     },
     "pmlbench.noise": {"droptrue": "broken_pml:drop_true", "inplace": "broken_pml:in_place"},
@@ -153,6 +160,7 @@ VIOLATIONS = [
     ("method", "nondeterministic", "different scores for the same data"),
     ("method", "crashes", "failed in fit (ValueError: shapes"),
     ("method", "denseonly", "failed in fit (TypeError: expected an ndarray"),
+    ("method", "writestest", "tried to change an array it was handed while predicting"),
     ("method", "importfail", "failed to import (ModuleNotFoundError"),
     ("noise", "droptrue", "dropped true labels"),
     ("noise", "inplace", "modified the ground truth in place"),
