@@ -551,16 +551,17 @@ def test_the_readme_report_names_the_default_configuration_by_the_method(tmp_pat
     from tests.helpers import run_rows, write_run
 
     default = "score >= 0.5, top label if empty"
+    grid = "[1,10,100,1000]"  # a tuned parameter's column holds its grid (issue 35 item 7)
     for dataset in ("d1", "d2"):
         rows = run_rows(dataset, 1.0, "pml3er", [(0.6, 0.1)] * 3)
         for row in rows:
-            row.update(bipartition=default, tuned="lambda2=100", param_lambda2=10.0)
+            row.update(bipartition=default, tuned="lambda2=100", param_lambda2=grid)
         write_run(tmp_path, f"pml3er_{dataset}", rows)
         write_run(tmp_path, f"mlknn_{dataset}", run_rows(dataset, 1.0, "mlknn", [(0.5, 0.2)] * 3))
     tour = run_rows("d1", 1.0, "pml3er", [(0.7, 0.05)] * 3)
     for row in tour:
         row.update(bipartition="top_k: k=2 top-scored labels (mean 2.4)", tuned="lambda2=1")
-        row.update(param_lambda2=10.0)
+        row.update(param_lambda2=grid)
     write_run(tmp_path, "tour", tour)
     report = build_report([tmp_path], ReportOptions(reference="pml3er", plots=False))
     assert report.prepared.methods == ["pml3er", "mlknn", "pml3er[bipartition=top_k]"]

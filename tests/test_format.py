@@ -74,14 +74,23 @@ def test_npz_round_trip_without_pickles(tmp_path):
         fmt.load_npz(pickled)
 
 
-def test_prefixed_columns_round_trip():
+def test_parameter_columns_round_trip():
     node = {"name": "mlknn", "k": 10, "s": 1.0, "grid": [1, 2], "metric": "cosine", "x": None}
-    columns = fmt.prefixed_columns(node, fmt.PARAM_PREFIX)
-    assert list(columns) == ["param_k", "param_s", "param_metric", "param_x"]  # node order
+    columns = fmt.parameter_columns(node, fmt.PARAM_PREFIX)
+    # node order; a list is JSON text
+    assert columns == {
+        "param_k": 10,
+        "param_s": 1.0,
+        "param_grid": "[1,2]",
+        "param_metric": "cosine",
+        "param_x": None,
+    }
+    assert list(columns) == ["param_k", "param_s", "param_grid", "param_metric", "param_x"]
     row = {"dataset": "genbase", "noise_rate": 1.0, **columns, "seed": 0}
     assert fmt.parse_prefixed(row, fmt.PARAM_PREFIX) == {
         "k": 10,
         "s": 1.0,
+        "grid": "[1,2]",
         "metric": "cosine",
         "x": None,
     }

@@ -690,13 +690,29 @@ def test_unstorable_diagnostics_fail_the_unit_naming_method_and_key(monkeypatch)
 ESCAPES = "\x1b[2J\x1b]0;title\x07\x1b[32mALL UNITS OK"
 
 
-def test_escape_control_shows_every_control_character():
-    from pmlbench.core.console import escape_control
+def test_visible_shows_every_control_character():
+    from pmlbench.core.safe_text import visible
 
-    assert escape_control(ESCAPES) == "\\x1b[2J\\x1b]0;title\\x07\\x1b[32mALL UNITS OK"
-    assert escape_control("a\tb\nc\u202ed\x9b") == "a\tb\nc\\u202ed\\x9b"
-    assert escape_control("a\tb\nc", newlines=True) == "a\\x09b\\x0ac"
-    assert escape_control("ünïcode ± fine") == "ünïcode ± fine"
+    assert visible(ESCAPES) == "\\x1b[2J\\x1b]0;title\\x07\\x1b[32mALL UNITS OK"
+    assert visible("a\tb\nc\u202ed\x9b", keep_newlines=True) == "a\tb\nc\\u202ed\\x9b"
+    assert visible("a\tb\nc") == "a\\x09b\\x0ac"
+    assert visible("ünïcode ± fine") == "ünïcode ± fine"
+
+
+def test_the_terminal_shows_messages_through_the_one_sanitiser(capsys):
+    """pmlbench.core.console had an escaper of its own (escape_control) that missed format
+    characters safe_text.visible escapes: a tag character, U+2064, a soft hyphen."""
+    from pmlbench.core.console import print_error, print_message, print_warning
+
+    hidden = "\U000e0041\u2064\u00ad"
+    print_message(f"line one\nline two {hidden}{ESCAPES}")  # a message keeps its lines
+    print_warning(f"w {hidden}")
+    print_error(f"e {hidden}")
+    out, err = capsys.readouterr()
+    assert "line one\nline two \\U000e0041\\u2064\\xad\\x1b[2J" in out
+    assert "warning: w \\U000e0041\\u2064\\xad" in err
+    assert "error: e \\U000e0041\\u2064\\xad" in err
+    assert not any(c in out + err for c in (*hidden, "\x1b", "\x07"))
 
 
 def test_an_external_program_s_escapes_reach_no_terminal_record_or_report(tmp_path, small_store):

@@ -243,7 +243,10 @@ def test_store_failures_name_the_unit_with_its_parameters(tmp_path):
     (failure,) = loaded.failures.to_dict(orient="records")
     assert {k: failure[k] for k in ("path", "unit", "error", "status")} == {
         "path": str(tmp_path / "store" / "bad.failed.json"),
-        "unit": "mlknn on d1 (uniform, noise_rate=1.0, param_k=3), seed 0, split 1",
+        # a list-valued parameter is a column too (JSON text), as in the finished units' rows
+        "unit": (
+            "mlknn on d1 (uniform, noise_rate=1.0, param_k=3, param_grid=[1,2]), seed 0, split 1"
+        ),
         "error": "ValueError: boom",
         "status": "failed",
     }
@@ -265,8 +268,9 @@ def test_method_configurations_get_distinct_labels(tmp_path):
     # neither is ML-kNN's default (k=10): the bare name is ambiguous
     with pytest.raises(PmlbenchError, match="configurations"):
         build_report([tmp_path], ReportOptions(reference="mlknn", plots=False))
-    # beside the default (k tuned), the default keeps the bare name: --reference names it
-    default = run_rows("d1", 1.0, "mlknn", [(0.5, 0.1)] * 3, {"param_k": 10})
+    # beside the default (k tuned over its default grid, which its column holds), the
+    # default keeps the bare name: --reference names it
+    default = run_rows("d1", 1.0, "mlknn", [(0.5, 0.1)] * 3, {"param_k": "[5,10,15,20]"})
     for row in default:
         row["tuned"] = "k=15"
     write_run(tmp_path, "default", default)

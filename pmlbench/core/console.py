@@ -2,14 +2,14 @@
 
 Every message is printed literally (rich markup off): messages quote config values and shell
 commands such as ``pip install 'pmlbench[plots]'`` or ``metrics=[average_precision,...]``,
-which markup would eat. Only the ``error:`` / ``warning:`` prefix is styled. Control
-characters are shown as escapes (:func:`escape_control`): messages quote what programs,
-files and store records say, and a terminal must only display it.
+which markup would eat. Only the ``error:`` / ``warning:`` prefix is styled. Hidden
+characters (controls, bidirectional and other format characters) are shown as escapes by
+pmlbench.core.safe_text.visible, the one rule for every output: messages quote what
+programs, files and store records say, and a terminal must only display it. Messages keep
+their newlines and tabs.
 """
 
 from __future__ import annotations
-
-import re
 
 import pandas as pd
 from rich.console import Console
@@ -24,42 +24,33 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from pmlbench.core.safe_text import has_hidden, visible
+
 console = Console(stderr=False)
 err_console = Console(stderr=True)
 
-# Characters that would act on a terminal (or reorder or hide what it shows) instead of being
-# shown: C0 controls but tab and newline, DEL, C1 controls, the bidirectional marks,
-# embeddings, overrides and isolates (U+061C, U+200E/F, U+202A-E, U+2066-9), zero-width
-# characters (U+200B-D, U+2060, U+FEFF) and the line and paragraph separators (U+2028/9).
-_HIDDEN = "\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_HIDDEN}]")
-_CONTROL_ALL = re.compile(f"[\x00-\x1f\x7f-\x9f{_HIDDEN}]")
+
+def escape_control(text: str, *, newlines: bool = False) -> str:
+    """pmlbench.core.safe_text.visible, newlines and tabs kept unless ``newlines``. Kept
+    for pmlbench.plugins.registry until it calls safe_text itself; use safe_text."""
+    return visible(text, keep_newlines=not newlines)
 
 
 def has_control(text: str) -> bool:
-    """Whether ``text`` holds a character :func:`escape_control` would escape (newlines
-    and tabs included): such a text cannot be a name."""
-    return _CONTROL_ALL.search(text) is not None
+    """pmlbench.core.safe_text.has_hidden. Kept for pmlbench.plugins.registry until it
+    calls safe_text itself; use safe_text."""
+    return has_hidden(text)
 
 
-def escape_control(text: str, *, newlines: bool = False) -> str:
-    """``text`` with every control character written as a visible escape (``\\x1b``), so
-    that what a program, a file or a store record says is shown, never executed: an ESC
-    from an external program's stderr must not clear the screen or print a fake line.
-    With ``newlines``, tabs and newlines are escaped too (for one-line fields)."""
-    pattern = _CONTROL if not newlines else _CONTROL_ALL
-    return pattern.sub(_visible, text)
-
-
-def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+def _shown(message: str) -> str:
+    """A message as the terminal shows it (:func:`visible`, newlines and tabs kept)."""
+    return visible(message, keep_newlines=True)
 
 
 def _prefixed(prefix: str, style: str, message: str) -> Text:
     line = Text(prefix, style=style)
     line.append(" ")
-    line.append(escape_control(message))  # a plain str appended to Text is never markup
+    line.append(_shown(message))  # a plain str appended to Text is never markup
     return line
 
 
@@ -67,7 +58,7 @@ def print_message(message: str, *, stderr: bool = False) -> None:
     """Print one message literally (no markup, no highlighting, no wrapping, control
     characters escaped)."""
     (err_console if stderr else console).print(
-        Text(escape_control(message)), soft_wrap=True, highlight=False
+        Text(_shown(message)), soft_wrap=True, highlight=False
     )
 
 
@@ -134,14 +125,14 @@ def _mean_std(mean: float, std: float) -> str:
 def results_table(records: pd.DataFrame, title: str) -> Table:
     """Mean ± std of each metric over splits (no spread for a single split)."""
     summary = summarise(records)
-    table = Table(title=Text(escape_control(title)))
+    table = Table(title=Text(_shown(title)))
     table.add_column("metric")
     table.add_column("", justify="center")
     table.add_column("mean" if summary["std"].isna().all() else "mean ± std", justify="right")
     table.add_column("splits", justify="right")
     for name, row in summary.iterrows():
         table.add_row(
-            Text(escape_control(str(name))),
+            Text(visible(str(name))),
             "↑" if row["higher_is_better"] else "↓",
             _mean_std(row["mean"], row["std"]),
             str(int(row["n"])),

@@ -13,8 +13,9 @@ bidirectional marks, embeddings, overrides and isolates, zero-width characters, 
 INVISIBLE PLUS, the tag characters U+E0000-E007F, the soft hyphen ...), Zl and Zp (line and
 paragraph separators), Cs (lone surrogates, which no UTF-8 file can hold) and Cn
 (code points unassigned in this Python's Unicode database: a format character of a later
-Unicode version is one of them). Each becomes ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``, the
-escapes pmlbench.core.console.escape_control writes for the characters it covers.
+Unicode version is one of them). Each becomes ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``.
+The terminal (pmlbench.core.console) shows messages through :func:`visible` too, keeping
+their newlines and tabs.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from pmlbench.core.checks import check_features, check_label_matrix
-from pmlbench.core.console import escape_control, has_control
+from pmlbench.core.safe_text import has_hidden, visible
 from pmlbench.errors import PmlbenchError
 
 # Smallest dataset the protocol accepts: a 50 % test part leaves 15 training instances, enough
@@ -40,9 +40,9 @@ class Dataset:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip() or has_control(self.name):
+        if not isinstance(self.name, str) or not self.name.strip() or has_hidden(self.name):
             raise PmlbenchError(
-                f"dataset name {escape_control(str(self.name), newlines=True)!r} is empty or "
+                f"dataset name {visible(str(self.name))!r} is empty or "
                 "holds control or bidirectional characters, which would act on terminals and "
                 "files instead of being shown; give the dataset a plain name (dataset.display_name)"
             )

@@ -28,7 +28,7 @@ import pandas as pd
 
 from pmlbench.core.atomic import atomic_write
 from pmlbench.errors import PmlbenchError
-from pmlbench.report.prepare import PARAM_PREFIX, Prepared
+from pmlbench.report.prepare import PARAM_PREFIX, Prepared, format_value
 from pmlbench.report.render import arrow, metric_name
 
 FORMATS = ("svg", "pdf", "png")
@@ -305,8 +305,12 @@ def sensitivity_curves(
             if c.startswith(PARAM_PREFIX) and c != column and rows[c].nunique() > 1
         ]
         for other in others:
-            mode = rows[other].value_counts().sort_index().idxmax()
-            rows = rows[rows[other] == mode]
+            values = rows[other]
+            if pd.to_numeric(values, errors="coerce").isna().any():
+                # compared as text: a tuned configuration's grid (JSON text) beside numbers
+                values = values.map(format_value)
+            mode = values.value_counts().sort_index().idxmax()
+            rows = rows[values == mode]
         x = pd.to_numeric(rows[column], errors="coerce")
         rows = rows.assign(_x=x).dropna(subset=["_x"])
         name = column[len(PARAM_PREFIX) :]

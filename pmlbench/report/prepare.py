@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,8 @@ from pmlbench.runner.format import (
     PARAM_PREFIX,
     RESULTS_FILE,
     columns_with_prefix,
+    from_json,
+    parameter_columns,
     parameter_name,
     parse_prefixed,
 )
@@ -59,14 +62,35 @@ class Prepared:
 
 
 def format_value(value) -> str:
-    """Short text for a parameter value: 1.0 -> "1", 0.001 -> "0.001", True -> "true"."""
+    """Short text for a parameter value: 1.0 -> "1", 0.001 -> "0.001", True -> "true", and
+    a list's JSON text (a list-valued parameter, a tuned parameter's grid) as its values so
+    written: ``[0.5,1.0]`` -> "[0.5,1]", ``["a","b"]`` -> "[a,b]" (a label needs no quotes)."""
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value)).lower()
     if isinstance(value, (float, np.floating)):
         if np.isnan(value):
             return "none"
         return str(int(value)) if float(value).is_integer() else f"{float(value):g}"
+    if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
+        items = _scalar_list(value)
+        if items is not None:
+            return "[" + ",".join(format_value(v) for v in items) + "]"
     return str(value)
+
+
+@lru_cache(maxsize=4096)
+def _scalar_list(text: str) -> tuple[Any, ...] | None:
+    """The values of a JSON list of numbers, strings, booleans and nulls (None: ``text`` is
+    no such list)."""
+    try:
+        items = from_json(text)
+    except ValueError:
+        return None
+    if not isinstance(items, list) or not all(
+        v is None or isinstance(v, (bool, int, float, str)) for v in items
+    ):
+        return None
+    return tuple(items)
 
 
 def _as_bool(series: pd.Series, what: str) -> pd.Series:
@@ -225,8 +249,8 @@ def protocol_settings(records: pd.DataFrame) -> pd.DataFrame:
     """The settings of each row's run that change its numbers beside the method's parameters,
     as results.csv records them: the bipartition rule (its description up to the per-split
     details after ``:``, e.g. ``top_k``), the parameters tuned (``lambda2``, or ``off``; the
-    grids themselves are not recorded in results.csv) and the test fraction of the split
-    (n_test / (n_train + n_test), 2 decimals)."""
+    grids are in the tuned parameters' ``param_*`` columns) and the test fraction of the
+    split (n_test / (n_train + n_test), 2 decimals)."""
     settings = pd.DataFrame(index=records.index)
     if "bipartition" in records.columns:
         text = records["bipartition"].astype(object).where(records["bipartition"].notna(), "")
@@ -280,7 +304,8 @@ def _rule_word(options: Mapping[str, Any]) -> str:
 
 def default_configuration(method: str) -> dict[str, str] | None:
     """The text (:func:`format_value`) of every configuration column a run of ``method``
-    with all defaults records: its ``param_*`` columns, ``oracle``, and the
+    with all defaults records: its ``param_*`` columns (a tuned parameter's holding its
+    ``default_tuning_grid``), ``oracle``, and the
     :func:`protocol_settings` ``bipartition`` and ``tuning`` (the parameters of its
     ``default_tuning_grid``). None when the method is not installed (its defaults are then
     unknown)."""
@@ -296,10 +321,9 @@ def default_configuration(method: str) -> dict[str, str] | None:
         node = method_node(method, info.load())
     except (PluginError, ImportError, AttributeError, TypeError, ValueError):
         return None
-    found = {
-        f"{PARAM_PREFIX}{k}": format_value(v) for k, v in node["method"].items() if k != "name"
-    }
     grid = node["tune"].get("grid") or {}
+    columns = parameter_columns(node["method"], PARAM_PREFIX, grid)
+    found = {column: format_value(value) for column, value in columns.items()}
     tuned = sorted(k for k, v in grid.items() if v is not None)
     found["tuning"] = "+".join(tuned) or "off"
     found["oracle"] = format_value(bool(node["tune"].get("oracle", False)))

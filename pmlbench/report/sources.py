@@ -36,14 +36,15 @@ from pmlbench.runner.format import (
     PARAM_PREFIX,
     RESULTS_FILE,
     RUN_RECORD_FILE,
+    TEXT_COLUMNS,
     UNITS_FILE,
     columns_with_prefix,
     from_json,
     is_store_dir,
-    prefixed_columns,
     store_record_path,
 )
 from pmlbench.runner.result_rows import (
+    configured_columns,
     describe_value,
     direction_problem,
     identity_problem,
@@ -221,30 +222,50 @@ def _read_units(run_dir: Path) -> list[Any]:
     return data["units"]
 
 
-def _run_expectations(run_dir: Path) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
-    """What the run.json beside a results.csv says its rows hold: the columns common to every
-    row (dataset, noise and its parameters, method and its parameters, seed, convention)
-    and, by split, the columns of that split (sizes, timings, bipartition rule, tuned
-    values). Empty when there is no readable run.json (its rows are then not compared)."""
+@dataclass
+class RunExpectations:
+    """What the run.json beside a results.csv says its rows hold (empty when there is no
+    readable run.json: its rows are then not compared).
+
+    Attributes:
+        common: the columns of every row: dataset, noise and its parameters, method and its
+            parameters (a tuned one's grid), seed, convention.
+        legacy: ``common`` as results.csv had it before grids and lists were written (a tuned
+            parameter's configured value; pmlbench.runner.result_rows.configured_columns).
+        texts: the parameter columns holding JSON text (grids and lists), which the rows of
+            an older results.csv are given.
+        by_split: by split, the columns of that split (sizes, timings, bipartition rule,
+            tuned values).
+    """
+
+    common: dict[str, Any] = field(default_factory=dict)
+    legacy: dict[str, Any] = field(default_factory=dict)
+    texts: dict[str, Any] = field(default_factory=dict)
+    by_split: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+def _run_expectations(run_dir: Path) -> RunExpectations:
+    """What the run.json in ``run_dir`` says its results.csv holds (:class:`RunExpectations`)."""
     try:
         record = from_json(read_text(run_dir / RUN_RECORD_FILE, RECORD_LIMIT))
     except (OSError, ValueError):
-        return {}, {}
+        return RunExpectations()
     if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
-        return {}, {}
+        return RunExpectations()
     config = record["config"]
     common: dict[str, Any] = {}
     summary = record.get("dataset")
     if isinstance(summary, dict) and "name" in summary:
         common["dataset"] = summary["name"]
+    described: dict[str, Any] = {}
     if isinstance(record.get("noise"), str):
         common["noise"] = record["noise"]
-        if record["noise"] != NATURAL_NOISE and isinstance(config.get("noise"), dict):
-            common.update(prefixed_columns(config["noise"], NOISE_PREFIX))
+        described["noise"] = config.get("noise")
     method = config.get("method")
     if isinstance(method, dict) and "name" in method:
         common["method"] = method["name"]
-        common.update(prefixed_columns(method, PARAM_PREFIX))
+        described.update(method=method, tune=config.get("tune"))
+    natural = record.get("noise") == NATURAL_NOISE
     for column, key in (("seed", "seed"), ("convention", "metric_convention")):
         if key in config:
             common[column] = config[key]
@@ -253,30 +274,61 @@ def _run_expectations(run_dir: Path) -> tuple[dict[str, Any], dict[int, dict[str
         if not isinstance(split, dict) or not isinstance(split.get("split"), int):
             continue
         by_split[split["split"]] = split_columns(split)
-    return common, by_split
+    return RunExpectations(
+        common={**common, **configured_columns(described, natural)},
+        legacy={**common, **configured_columns(described, natural, legacy=True)},
+        texts=configured_columns(described, natural, kind=TEXT_COLUMNS),
+        by_split=by_split,
+    )
+
+
+def _rows_problem(
+    rows: list[dict[str, Any]], expected: RunExpectations, legacy: bool
+) -> str | None:
+    """The first row's problem (``line <n>: ...``; None: none has one): a value, count or
+    timing no run can have written (pmlbench.runner.result_rows.row_problem), or identifying
+    columns that are not those ``expected`` (with ``legacy``: its older form) says."""
+    common = expected.legacy if legacy else expected.common
+    beside = f"the {RUN_RECORD_FILE} beside it"
+    for line, row in enumerate(rows, start=2):
+        problem = (
+            row_problem(row) or identity_problem(row, common, beside) or direction_problem(row)
+        )
+        split: Any = row.get("split")
+        if problem is None and expected.by_split:
+            index = int(split) if is_number(split) and float(split).is_integer() else None
+            if index not in expected.by_split:
+                problem = f"its split {describe_value(split)} is none of those {beside} lists"
+            else:
+                problem = identity_problem(row, expected.by_split[index], beside)
+        if problem is not None:
+            return f"line {line}: {problem}"
+    return None
 
 
 def results_problem(frame: pd.DataFrame, path: Path) -> str | None:
     """What makes the rows of one results.csv unusable (None: nothing): a row whose value,
     counts or timings no run can have written (pmlbench.runner.result_rows.row_problem), or
     whose identifying columns are not those the run.json beside it records (an edited file
-    would show one run's numbers under another dataset, noise level or method)."""
-    common, by_split = _run_expectations(path.parent)
-    beside = f"the {RUN_RECORD_FILE} beside it"
-    for line, row in enumerate(frame.drop(columns="source").to_dict("records"), start=2):
-        problem = (
-            row_problem(row) or identity_problem(row, common, beside) or direction_problem(row)
-        )
-        split = row.get("split")
-        if problem is None and by_split:
-            index = int(split) if is_number(split) and float(split).is_integer() else None
-            if index not in by_split:
-                problem = f"its split {describe_value(split)} is none of those {beside} lists"
-            else:
-                problem = identity_problem(row, by_split[index], beside)
-        if problem is not None:
-            return f"line {line}: {problem}"
-    return None
+    would show one run's numbers under another dataset, noise level or method). A file
+    written before grids and lists were (a tuned parameter's configured value in its column)
+    passes when it holds what run.json says in that form."""
+    return _checked(frame, path)[1]
+
+
+def _checked(frame: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str | None]:
+    """(the rows of one results.csv as a report reads them, their problem: see
+    :func:`results_problem`). The rows of a file that passes get the parameter columns
+    holding JSON text from its run.json (a tuned parameter's grid, a list), so that an older
+    results.csv reads as one written now."""
+    expected = _run_expectations(path.parent)
+    rows = frame.drop(columns="source").to_dict("records")
+    problem = _rows_problem(rows, expected, legacy=False)
+    if problem is not None and _rows_problem(rows, expected, legacy=True) is None:
+        problem = None
+    if problem is None and expected.texts:
+        frame = frame.assign(**expected.texts)
+    return frame, problem
 
 
 def _walk(root: Path) -> LoadedResults:
@@ -293,8 +345,7 @@ def _walk(root: Path) -> LoadedResults:
                     incomplete.append(run_dir)
     frames, read = [], []
     for path in files:
-        frame = read_results_file(path)
-        problem = results_problem(frame, path)
+        frame, problem = _checked(read_results_file(path), path)
         if problem is None:
             frames.append(frame)
             read.append(path)

@@ -21,14 +21,16 @@ A result store (pmlbench.runner.store) holds per unit ``<key>.json`` (a finished
 ``<key>.na.json`` (a unit its method declared not applicable) and ``<key>.timeout.json`` (a
 unit stopped at ``unit_timeout``).
 
-Columns of results.csv: dataset, noise, ``noise_<p>`` per scalar noise parameter (none for
-natural candidate labels), method, ``param_<p>`` per scalar method parameter, seed, split,
-metric, value, higher_is_better, convention, bipartition, tuned, oracle, n_train, n_test,
-n_degenerate, fit_seconds, predict_seconds, and the split's training-side measures
-(``disambiguation_auc``, ``disambiguation_precision``) for methods that expose
-``disambiguation_scores_``. :func:`prefixed_columns` builds the prefixed
-columns from a plugin's config node; :func:`parameter_name` and :func:`parse_prefixed` read
-them back.
+Columns of results.csv: dataset, noise, ``noise_<p>`` per noise parameter (none for natural
+candidate labels), method, ``param_<p>`` per method parameter (a list, or the grid of a tuned
+parameter, as JSON text: ``param_lambda2`` = ``[1,10,100,1000]``), seed, split, metric,
+value, higher_is_better, convention, bipartition, tuned (the values the split chose:
+``lambda2=100``), oracle, n_train, n_test, n_degenerate, fit_seconds, predict_seconds, and
+the split's training-side measures (``disambiguation_auc``, ``disambiguation_precision``)
+for methods that expose ``disambiguation_scores_``. Text cells are written as CSV cells that
+act on nothing (pmlbench.core.safe_text.csv_cell). :func:`parameter_columns` builds the
+prefixed columns from a plugin's config node; :func:`parameter_name` and
+:func:`parse_prefixed` read them back.
 
 JSON files go through :func:`to_json` / :func:`from_json`, arrays through :func:`save_npz` /
 :func:`load_npz` (never pickled).
@@ -245,28 +247,97 @@ def read_units(run_dir: str | Path) -> list[dict[str, Any]]:
     return data["units"]
 
 
-def prefixed_columns(node: Mapping[str, Any], prefix: str) -> dict[str, Any]:
-    """The results.csv columns of a plugin's config node: ``<prefix><p>`` per scalar
-    parameter, in the node's order, and ``<prefix><p>.<q>`` per scalar entry of a nested
-    mapping (the external method's ``params``), so that a sweep over one of them gives each
-    configuration a label of its own; ``name`` and lists are not columns."""
-    columns: dict[str, Any] = {}
+# What :func:`parameter_columns` gives: every column, or one kind of them.
+ALL_COLUMNS = "all"
+SCALAR_COLUMNS = "scalar"
+TEXT_COLUMNS = "text"
+
+
+def parameter_columns(
+    node: Mapping[str, Any],
+    prefix: str,
+    grid: Mapping[str, Any] | None = None,
+    *,
+    kind: str = ALL_COLUMNS,
+) -> dict[str, Any]:
+    """The results.csv columns of a plugin's config node, in the node's order: ``<prefix><p>``
+    per parameter and ``<prefix><p>.<q>`` per entry of a nested mapping (the external
+    method's ``params``), so that a sweep over any of them gives each configuration a label
+    of its own; ``name`` is no column.
+
+    A scalar parameter's cell holds its value; a list-valued one's the list as JSON text
+    (:func:`list_text`: ``+method.params.ks=[1,20]`` -> ``param_params.ks`` = ``[1,20]``).
+    A parameter tuned over a grid (an entry of ``grid``, the ``tune.grid`` node, that is a
+    list; a null entry tunes nothing) holds the grid as JSON text (``param_lambda2`` =
+    ``[1,10,100,1000]``), never the constructor value, which no tuned fit uses: the value
+    each split chose is in the ``tuned`` column. A grid entry for a parameter the node does
+    not list comes last.
+
+    ``kind`` selects: :data:`ALL_COLUMNS`; :data:`SCALAR_COLUMNS`, the cells holding a
+    scalar (without ``grid``: the columns results.csv had before grids and lists were
+    written, which older store records and results.csv files hold); :data:`TEXT_COLUMNS`,
+    the cells holding JSON text (lists and grids).
+    """
+    if kind not in (ALL_COLUMNS, SCALAR_COLUMNS, TEXT_COLUMNS):
+        raise ValueError(
+            f"kind={kind!r}; use one of {ALL_COLUMNS!r}, {SCALAR_COLUMNS!r}, {TEXT_COLUMNS!r}"
+        )
+    tuned = {
+        str(name): values
+        for name, values in (grid or {}).items()
+        if isinstance(values, (list, tuple)) and len(values) > 0
+    }
+    cells: list[tuple[str, Any, bool]] = []
     for name, value in node.items():
-        if name != "name":
-            columns.update(_scalar_columns(f"{prefix}{name}", value))
-    return columns
+        if name == "name":
+            continue
+        if name in tuned:
+            cells.append((f"{prefix}{name}", list_text(tuned.pop(name)), True))
+        else:
+            cells.extend(_cells(f"{prefix}{name}", value))
+    cells += [(f"{prefix}{name}", list_text(values), True) for name, values in tuned.items()]
+    return {
+        column: value
+        for column, value, is_text in cells
+        if kind == ALL_COLUMNS or is_text == (kind == TEXT_COLUMNS)
+    }
 
 
-def _scalar_columns(column: str, value: Any) -> dict[str, Any]:
+def _cells(column: str, value: Any) -> list[tuple[str, Any, bool]]:
+    """(column, cell, whether the cell is JSON text) of one parameter, nested ones too."""
     if isinstance(value, Mapping):
-        return {
-            found: v
-            for name, inner in value.items()
-            for found, v in _scalar_columns(f"{column}.{name}", inner).items()
-        }
+        return [cell for name, inner in value.items() for cell in _cells(f"{column}.{name}", inner)]
+    if isinstance(value, (list, tuple)):
+        return [(column, list_text(value), True)]
     if isinstance(value, (int, float, str, bool)) or value is None:
-        return {column: value}
-    return {}
+        return [(column, value, False)]
+    return []
+
+
+def list_text(values: Iterable[Any]) -> str:
+    """A list as one results.csv cell: JSON text on one line (``[1,10,100]``), integral
+    numbers written as integers, as a unit's key reads them (pmlbench.runner.units), so that
+    ``[1.0, 10.0]`` and ``[1, 10]`` (one unit) read the same; an object JSON cannot hold is
+    shown as Python writes it."""
+    values = list(values)
+    try:
+        return "".join(to_json(_integral_as_int(values), indent=0).split("\n"))
+    except TypeError:
+        return str(values)
+
+
+def _integral_as_int(value: Any) -> Any:
+    """``value`` with every finite integral float (numpy's too) made an int, nested ones too
+    (as pmlbench.runner.units writes a unit's description)."""
+    if isinstance(value, Mapping):
+        return {k: _integral_as_int(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_integral_as_int(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
 
 
 def parameter_name(column: str, prefix: str) -> str | None:
@@ -275,7 +346,7 @@ def parameter_name(column: str, prefix: str) -> str | None:
 
 
 def columns_with_prefix(columns: Iterable[str], *prefixes: str) -> list[str]:
-    """The columns built by :func:`prefixed_columns` with any of ``prefixes``, in the given
+    """The columns built by :func:`parameter_columns` with any of ``prefixes``, in the given
     order."""
     return [c for c in columns if any(parameter_name(c, p) is not None for p in prefixes)]
 

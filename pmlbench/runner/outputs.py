@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from pmlbench.core.atomic import atomic_write, atomic_write_text
+from pmlbench.core.safe_text import csv_frame
 from pmlbench.protocol.experiment import NATURAL_NOISE, ExperimentResult
 from pmlbench.runner.format import (
     LIBRARY_SEPARATOR,
@@ -25,8 +26,8 @@ from pmlbench.runner.format import (
     RESULTS_FILE,
     RUN_RECORD_FILE,
     RUN_RECORD_INDENT,
+    parameter_columns,
     predictions_path,
-    prefixed_columns,
     save_npz,
     to_json,
 )
@@ -122,12 +123,13 @@ def git_commit() -> str | None:
 
 
 def tidy_records(result: ExperimentResult) -> pd.DataFrame:
-    """The rows of results.csv: one per split x metric with the run's identifying columns."""
+    """The rows of results.csv: one per split x metric with the run's identifying columns (a
+    tuned parameter's column holds its grid, pmlbench.runner.format.parameter_columns)."""
     spec = result.spec
     noise_columns = (
-        {} if result.noise_name == NATURAL_NOISE else prefixed_columns(spec.noise, NOISE_PREFIX)
+        {} if result.noise_name == NATURAL_NOISE else parameter_columns(spec.noise, NOISE_PREFIX)
     )
-    method_columns = prefixed_columns(spec.method, PARAM_PREFIX)
+    method_columns = parameter_columns(spec.method, PARAM_PREFIX, (spec.tune or {}).get("grid"))
     rows = []
     for split in result.splits:
         for name, value in split.values.items():
@@ -206,7 +208,12 @@ def clear_results(out_dir: str | Path, keep: set[int] | frozenset[int] = frozens
 
 def write_results(result: ExperimentResult, config: dict[str, Any], out_dir: str | Path) -> Path:
     """Write results.csv, run.json and (if asked) predictions/split_<i>.npz atomically;
-    predictions of other splits left by an earlier run in ``out_dir`` are removed."""
+    predictions of other splits left by an earlier run in ``out_dir`` are removed.
+
+    results.csv (:func:`tidy_records`) is written once, its text as CSV cells that act on
+    nothing (pmlbench.core.safe_text.csv_frame: hidden characters escaped, no cell a
+    spreadsheet runs as a formula): a plugin's parameter default, a user's parameter value
+    or a dataset's name may hold an escape sequence or ``=HYPERLINK(...)``."""
     out_dir = Path(out_dir)
     clear_results(out_dir, keep={split.index for split in result.splits})
     for split in result.splits:
@@ -218,5 +225,6 @@ def write_results(result: ExperimentResult, config: dict[str, Any], out_dir: str
         out_dir / RUN_RECORD_FILE, to_json(run_record(result, config), indent=RUN_RECORD_INDENT)
     )
     # results.csv last: its presence marks a complete run
-    atomic_write(out_dir / RESULTS_FILE, lambda p: tidy_records(result).to_csv(p, index=False))
+    rows = csv_frame(tidy_records(result))
+    atomic_write(out_dir / RESULTS_FILE, lambda p: rows.to_csv(p, index=False))
     return out_dir / RESULTS_FILE

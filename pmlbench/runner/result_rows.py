@@ -26,7 +26,13 @@ import numpy as np
 
 from pmlbench.core.safe_text import visible
 from pmlbench.plugins import registry
-from pmlbench.runner.format import to_json
+from pmlbench.runner.format import (
+    ALL_COLUMNS,
+    NOISE_PREFIX,
+    PARAM_PREFIX,
+    SCALAR_COLUMNS,
+    parameter_columns,
+)
 
 # The values a built-in metric can take (pmlbench.metrics.builtin; coverage counts labels).
 # A value outside is no result of that metric: an edited file or a broken writer.
@@ -254,31 +260,31 @@ def split_columns(split: Any) -> dict[str, Any]:
     return columns
 
 
-def list_columns(node: Mapping[str, Any], prefix: str) -> dict[str, str]:
-    """The results.csv columns of a plugin's list-valued parameters, nested ones too
-    (``+method.params.ks=[1,20]`` -> ``param_params.ks``: ``"[1,20]"``), each holding the
-    list as JSON text. pmlbench.runner.format.prefixed_columns gives the scalar ones only,
-    so without these two configurations differing in a list shared one method label.
-    Added to a run's results.csv (pmlbench.runner.run) and to the rows a store's records
-    give a report (pmlbench.runner.store.unit_details)."""
-    columns: dict[str, str] = {}
-    for name, value in node.items():
-        if name != "name":
-            columns.update(_list_columns(f"{prefix}{name}", value))
+def configured_columns(
+    description: Mapping[str, Any],
+    natural: bool,
+    *,
+    kind: str = ALL_COLUMNS,
+    legacy: bool = False,
+) -> dict[str, Any]:
+    """The ``noise_<p>`` and ``param_<p>`` columns of one unit's or run's rows
+    (pmlbench.runner.format.parameter_columns, as pmlbench.runner.outputs.tidy_records
+    writes them), from its ``noise``, ``method`` and ``tune`` nodes: a unit's description
+    (a store record's ``unit``) or a run's resolved config (run.json's ``config``). No noise
+    columns for natural candidate labels (``natural``). ``kind``: all columns, or only the
+    scalar or the JSON-text ones.
+
+    With ``legacy``, the columns of rows written before lists and grids were: the scalar
+    parameters only, a tuned one with its configured value, which its fit did not use.
+    Older store records and results.csv files hold these; a reader accepts them and shows
+    the tuned parameters' grids and the lists from the description (``kind`` text)."""
+    noise, method, tune = (description.get(n) for n in ("noise", "method", "tune"))
+    grid = None if legacy or not isinstance(tune, Mapping) else tune.get("grid")
+    kind = SCALAR_COLUMNS if legacy else kind
+    columns: dict[str, Any] = {}
+    if isinstance(noise, Mapping) and not natural:
+        columns.update(parameter_columns(noise, NOISE_PREFIX, kind=kind))
+    if isinstance(method, Mapping):
+        grid = grid if isinstance(grid, Mapping) else None
+        columns.update(parameter_columns(method, PARAM_PREFIX, grid, kind=kind))
     return columns
-
-
-def _list_columns(column: str, value: Any) -> dict[str, str]:
-    if isinstance(value, Mapping):
-        return {
-            found: text
-            for name, inner in value.items()
-            for found, text in _list_columns(f"{column}.{name}", inner).items()
-        }
-    if isinstance(value, (list, tuple)):
-        try:
-            text = "".join(to_json(list(value), indent=0).split("\n"))  # one line
-        except TypeError:  # an object JSON cannot hold: shown as Python writes it
-            text = str(list(value))
-        return {column: text}
-    return {}

@@ -30,12 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from pmlbench.core.atomic import atomic_write
 from pmlbench.core.console import print_warning, split_progress
 from pmlbench.core.digest import content_digest
-from pmlbench.core.safe_text import csv_frame
 from pmlbench.errors import NotApplicable, PluginError, PmlbenchError
 from pmlbench.plugins import registry
 from pmlbench.plugins.contracts import METHOD_HOOKS
@@ -52,9 +49,6 @@ from pmlbench.protocol.experiment import (
 from pmlbench.protocol.splits import plan_splits, split_streams
 from pmlbench.runner import settings
 from pmlbench.runner.format import (
-    NOISE_PREFIX,
-    PARAM_PREFIX,
-    RESULTS_FILE,
     UNITS_FILE,
     write_units,
 )
@@ -65,7 +59,6 @@ from pmlbench.runner.outputs import (
     tidy_records,
     write_results,
 )
-from pmlbench.runner.result_rows import list_columns
 from pmlbench.runner.status import UNFINISHED, Status
 from pmlbench.runner.store import ResultStore, run_metadata
 from pmlbench.runner.timeout import (
@@ -576,7 +569,6 @@ def run_config(
     write_units(out_dir, runner.log.entries)
     if result is not None and result.splits:
         write_results(result, config, out_dir)
-        _make_results_csv_safe(result, out_dir)
     else:
         clear_results(out_dir)  # an earlier run's numbers in a reused directory
     unfinished = runner.log.unfinished
@@ -604,38 +596,6 @@ def _check_method_constraints(spec: ExperimentSpec) -> None:
             f"{info.label} declares parameter_constraints that are not {description}; fix "
             f"the plugin (pmlbench check-plugin {name} lists its contract violations)"
         )
-
-
-def _make_results_csv_safe(result: ExperimentResult, out_dir: Path) -> None:
-    """Rewrite results.csv with its text as CSV cells that act on nothing
-    (pmlbench.core.safe_text.csv_cell: hidden characters escaped, no cell a spreadsheet runs
-    as a formula) and with a column per list-valued parameter
-    (pmlbench.runner.result_rows.list_columns), when any text needs it (a plugin's
-    parameter default, a user's parameter value or a dataset's name holding an escape
-    sequence or ``=HYPERLINK(...)``) or a parameter is a list. Other runs keep the file
-    write_results wrote, byte for byte."""
-    frame = tidy_records(result)
-    spec = result.spec
-    lists = list_columns(spec.method, PARAM_PREFIX)
-    if result.noise_name != NATURAL_NOISE:
-        lists.update(list_columns(spec.noise, NOISE_PREFIX))
-    safe = csv_frame(_with_columns(frame, lists))
-    if not safe.equals(frame):
-        atomic_write(out_dir / RESULTS_FILE, lambda p: safe.to_csv(p, index=False))
-
-
-def _with_columns(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
-    """``frame`` with constant ``columns`` after its last parameter column of their kind."""
-    if not columns:
-        return frame
-    frame = frame.copy()
-    for column, value in columns.items():
-        prefix = PARAM_PREFIX if column.startswith(PARAM_PREFIX) else NOISE_PREFIX
-        after = [i for i, c in enumerate(frame.columns) if str(c).startswith(prefix)]
-        anchor = "method" if prefix == PARAM_PREFIX else "noise"
-        at = (after[-1] if after else list(frame.columns).index(anchor)) + 1
-        frame.insert(at, column, value)
-    return frame
 
 
 def units_failed(

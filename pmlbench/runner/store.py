@@ -60,9 +60,10 @@ from pmlbench.runner.format import (
     NOISE_PREFIX,
     PARAM_PREFIX,
     STORE_RECORD_SUFFIX,
+    TEXT_COLUMNS,
     from_json,
     load_npz,
-    prefixed_columns,
+    parameter_columns,
     save_npz,
     store_arrays_path,
     store_outcome_files,
@@ -72,10 +73,10 @@ from pmlbench.runner.format import (
     to_json,
 )
 from pmlbench.runner.result_rows import (
+    configured_columns,
     describe_value,
     direction_problem,
     identity_problem,
-    list_columns,
     row_problem,
     split_columns,
     tuning_problem,
@@ -357,12 +358,10 @@ def _identity_problem(
     expected: dict[str, Any] = {}
     if "name" in method:
         expected["method"] = method["name"]
-        expected.update(prefixed_columns(method, PARAM_PREFIX))
     if "seed" in unit:
         expected["seed"] = unit["seed"]
     if "name" in noise and not natural:
         expected["noise"] = noise["name"]
-        expected.update(prefixed_columns(noise, NOISE_PREFIX))
     if "metric_convention" in unit:
         expected["convention"] = unit["metric_convention"]
     summary = record.get("dataset")
@@ -376,6 +375,26 @@ def _identity_problem(
             f"{describe_value(named)}"
         )
     expected.update(split_columns(record.get("split")))
+    # the parameter columns as written now, else as before grids and lists were written
+    # (an older record: unit_details shows its grids and lists from its description)
+    described = {"tune": unit.get("tune")}
+    described.update({k: v for k, v in (("method", method), ("noise", noise)) if "name" in v})
+    first = None
+    for legacy in (False, True):
+        columns = configured_columns(described, natural, legacy=legacy)
+        problem = _rows_problem(rows, {**expected, **columns}, directions)
+        if problem is None:
+            return None
+        first = first or problem
+    return first
+
+
+def _rows_problem(
+    rows: list[dict[str, Any]],
+    expected: dict[str, Any],
+    directions: Mapping[str, bool] | None,
+) -> str | None:
+    """The first row that does not hold ``expected`` or its metric's direction."""
     for row in rows:
         problem = identity_problem(row, expected)
         if problem is None:
@@ -589,9 +608,11 @@ def unit_details(record: dict[str, Any]) -> dict[str, Any]:
     the unit searched (``tuning_grid``: JSON text, each tuned parameter's values in grid
     order; absent for an untuned unit), the unit's CPU seconds (``cpu_seconds``: noise,
     tuning, fit, predict and metrics, in its process and every process working for it),
-    a column per list-valued method or noise parameter (pmlbench.runner.result_rows.
-    list_columns, as a run's results.csv has it) and the method's scalar diagnostics
-    (``diag_<name>``, e.g. PML-NI's ``diag_nnz_V``)."""
+    the method's scalar diagnostics (``diag_<name>``, e.g. PML-NI's ``diag_nnz_V``), and
+    the parameter columns holding JSON text (each tuned parameter's grid, each list-valued
+    parameter; pmlbench.runner.result_rows.configured_columns) from the unit's description:
+    the rows of a record written before these were hold a tuned parameter's configured
+    value and no list, and are shown as a run writes results.csv now."""
     split = record.get("split") or {}
     details: dict[str, Any] = {}
     points = (split.get("tuning") or {}).get("grid") or []
@@ -607,11 +628,10 @@ def unit_details(record: dict[str, Any]) -> dict[str, Any]:
     cpu = (record.get("run") or {}).get("cpu_seconds")
     if isinstance(cpu, (int, float)) and not isinstance(cpu, bool):
         details[CPU_SECONDS_COLUMN] = float(cpu)
-    unit = record.get("unit") or {}
-    for node, prefix in ((unit.get("method"), PARAM_PREFIX), (unit.get("noise"), NOISE_PREFIX)):
-        natural = prefix == NOISE_PREFIX and record.get("noise") == NATURAL_NOISE
-        if isinstance(node, dict) and not natural:
-            details.update(list_columns(node, prefix))
+    unit = record.get("unit")
+    if isinstance(unit, dict):
+        natural = record.get("noise") == NATURAL_NOISE
+        details.update(configured_columns(unit, natural, kind=TEXT_COLUMNS))
     diagnostics = split.get("diagnostics") or {}
     if isinstance(diagnostics, dict):
         for name, value in diagnostics.items():
@@ -624,12 +644,13 @@ def _unit_row(record: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """The identifying columns of a unit record (as in results.csv) plus ``extra``."""
     unit = record.get("unit", {})
     noise, method = unit.get("noise", {}), unit.get("method", {})
+    grid = (unit.get("tune") or {}).get("grid")
     return {
         "dataset": unit.get("dataset", {}).get("name"),
         "noise": noise.get("name"),
-        **prefixed_columns(noise, NOISE_PREFIX),
+        **parameter_columns(noise, NOISE_PREFIX),
         "method": method.get("name"),
-        **prefixed_columns(method, PARAM_PREFIX),
+        **parameter_columns(method, PARAM_PREFIX, grid),
         "seed": unit.get("seed"),
         "split": unit.get("split"),
         **extra,
