@@ -24,22 +24,10 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from pmlbench.core.safe_text import has_hidden, visible
+from pmlbench.core.safe_text import visible
 
 console = Console(stderr=False)
 err_console = Console(stderr=True)
-
-
-def escape_control(text: str, *, newlines: bool = False) -> str:
-    """pmlbench.core.safe_text.visible, newlines and tabs kept unless ``newlines``. Kept
-    for pmlbench.plugins.registry until it calls safe_text itself; use safe_text."""
-    return visible(text, keep_newlines=not newlines)
-
-
-def has_control(text: str) -> bool:
-    """pmlbench.core.safe_text.has_hidden. Kept for pmlbench.plugins.registry until it
-    calls safe_text itself; use safe_text."""
-    return has_hidden(text)
 
 
 def _shown(message: str) -> str:

@@ -16,7 +16,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from pmlbench.core.console import escape_control, has_control
+from pmlbench.core.safe_text import has_hidden, visible
 from pmlbench.errors import PluginError
 
 KINDS = {
@@ -86,10 +86,10 @@ def get(kind: str, name: str) -> PluginInfo:
     """The plugin ``name`` of ``kind``, or a one-line error listing the names available."""
     available = plugins(kind)
     if name in available:
-        if has_control(name) or has_control(available[name].distribution):
+        if has_hidden(name) or has_hidden(available[name].distribution):
             raise PluginError(
-                f"{kind} plugin '{escape_control(name, newlines=True)}' (distribution "
-                f"'{escape_control(available[name].distribution, newlines=True)}') has control "
+                f"{kind} plugin '{visible(name)}' (distribution "
+                f"'{visible(available[name].distribution)}') has control "
                 "or bidirectional characters in its name, which would reach terminals and "
                 "result files; uninstall that package"
             )
