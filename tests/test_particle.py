@@ -335,16 +335,130 @@ def test_map_fit_grid_equals_fits_from_scratch(loader):
         assert np.array_equal(fitted.predict(X_eval), alone.predict(X_eval))
 
 
-def test_vls_fit_grid_equals_fits_from_scratch():
-    X, S, X_eval = _noisy_subset(yeast, n_train=250)
-    points = _points(ParticleVLS.default_tuning_grid)
-    assert 3 <= len(points) <= 8
+def _same_models(a: clr.LinearModels, b: clr.LinearModels) -> bool:
+    return (
+        np.array_equal(a.first, b.first)
+        and np.array_equal(a.second, b.second)
+        and np.array_equal(a.coef.indptr, b.coef.indptr)
+        and np.array_equal(a.coef.indices, b.coef.indices)
+        and np.array_equal(a.coef.data, b.coef.data)
+        and np.array_equal(a.intercept, b.intercept)
+        and np.array_equal(a.accuracy, b.accuracy)
+        and a.n_not_converged == b.n_not_converged
+    )
+
+
+# grid points beyond the declared grid: another C, loss and cap (own SVMs, shared problems
+# only among themselves), graphs sliced from the widest search, out of fold, a repeated
+# point
+VLS_EXTRA_POINTS = [
+    {"threshold": 0.7, "C": 0.5},
+    {"threshold": 0.3, "C": 0.5, "votes": "accuracy"},
+    {"threshold": 0.5, "loss": "hinge"},
+    {"threshold": 0.9, "svm_max_iter": 3},
+    {"threshold": 0.6, "svm_max_iter": 3},
+    {"threshold": 0.7, "k": 6},
+    {"threshold": 0.7, "include_self": True, "k": 8},
+    {"threshold": 0.7, "credible": "out_of_fold"},
+    {"threshold": 0.9, "credible": "out_of_fold"},
+    {"threshold": 0.7, "votes": "unweighted"},
+]
+
+
+@pytest.mark.parametrize("loader", [yeast, genbase])  # real-valued dense; binary sparse
+def test_vls_fit_grid_equals_fits_from_scratch(loader):
+    X, S, X_eval = _noisy_subset(loader, n_train=200)
+    declared = _points(ParticleVLS.default_tuning_grid)
+    assert 3 <= len(declared) <= 8
     estimator = ParticleVLS(random_state=5)
-    assert check_fit_grid(estimator, X, S, points, X_eval=X_eval, atol=0) == 0.0
+    assert check_fit_grid(estimator, X, S, declared, X_eval=X_eval, atol=0) == 0.0
+    # every point, the declared and the others, against a fit from scratch: the models bit
+    # for bit, hence the scores check_fit_grid compares
+    points = declared + VLS_EXTRA_POINTS
+    timing = {"stage1_seconds", "stage2_seconds", "fit_seconds"}
     for index, fitted in estimator.fit_grid(X, S, points):
         alone = ParticleVLS(random_state=5).set_params(**points[index]).fit(X, S)
+        assert np.array_equal(fitted.decision_function(X_eval), alone.decision_function(X_eval))
+        assert _same_models(fitted.models_, alone.models_), points[index]
         assert np.array_equal(fitted.predict(X_eval), alone.predict(X_eval))
+        assert np.array_equal(fitted.credible_labels_, alone.credible_labels_)
         assert np.array_equal(fitted.disambiguation_scores_, alone.disambiguation_scores_)
+        diagnostics = {k: v for k, v in fitted.diagnostics_.items() if k not in timing}
+        assert diagnostics == {k: v for k, v in alone.diagnostics_.items() if k not in timing}
+
+
+def _distinct_problems(S: np.ndarray, credible_sets) -> tuple[int, int]:
+    """Problems trained over these credible-label matrices, in all and distinct (the paper's
+    definition, written out: pair (j, k) and (j, V) with data on both sides)."""
+    N = S == 0
+    trained, distinct = 0, set()
+    for C in credible_sets:
+        C = C == 1
+        for j in range(S.shape[1]):
+            sides = [(k, C[:, j] & N[:, k], C[:, k] & N[:, j]) for k in range(j + 1, S.shape[1])]
+            for k, pos, neg in [*sides, (-1, C[:, j], N[:, j])]:
+                if pos.any() and neg.any():
+                    trained += 1
+                    distinct.add((j, k, pos.tobytes(), neg.tobytes()))
+    return trained, len(distinct)
+
+
+def test_vls_fit_grid_computes_the_shared_parts_once(monkeypatch):
+    X, S, _ = _noisy_subset(genbase, n_train=250)
+    grid = ParticleVLS.default_tuning_grid
+    F, _ = label_confidence(X, S, Stage1Params())
+    trained, distinct = _distinct_problems(S, [(F >= t) & (S == 1) for t in grid["threshold"]])
+    # genbase's rare labels keep some problems' sides across thresholds: fewer to train
+    assert distinct < trained
+    calls: dict[str, int] = {}
+
+    def counting(owner, name: str):
+        function = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return function(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, wrapper)
+
+    for owner, name in [
+        (credible, "shared_knn_graph"),
+        (credible, "shared_nnls_weights"),
+        (credible, "propagate"),
+        (vls, "fit_clr"),
+        (clr, "_train_problem"),
+    ]:
+        counting(owner, name)
+    points = _points(grid)
+    models = dict(ParticleVLS(random_state=0).fit_grid(X, S, points))
+    assert sorted(models) == list(range(len(points)))
+    assert calls == {
+        "shared_knn_graph": 1,
+        "shared_nnls_weights": 1,
+        "propagate": 1,
+        "fit_clr": len(grid["threshold"]),  # the vote rules share every SVM
+        "_train_problem": distinct,
+    }
+    assert (
+        sum(m.models_.first.size for i, m in models.items() if points[i]["votes"] == "accuracy")
+        == trained
+    )
+
+
+def test_shared_problems_are_taken_only_when_their_sides_match(rng):
+    X, S, _, _ = synthetic(rng, n=80, q=6)
+    F, _ = label_confidence(X, S, Stage1Params())
+    C = ((F >= 0.5) & (S == 1)).astype(np.uint8)
+    plain = clr.fit_clr(X, C, S, seed=1)
+    shared = clr.SharedProblems(keep=set(clr.problem_keys(C, S)))
+    assert _same_models(clr.fit_clr(X, C, S, seed=1, shared=shared), plain)
+    assert len(shared.trained) == plain.first.size  # every problem kept
+    assert _same_models(clr.fit_clr(X, C, S, seed=1, shared=shared), plain)  # all taken
+    # a stored model under a problem's key but with other sides (a digest collision) is not
+    # taken: the problem is trained again
+    for key, (_, support, weights, *rest) in list(shared.trained.items()):
+        shared.trained[key] = (b"other sides", support, weights + 1.0, *rest)
+    assert _same_models(clr.fit_clr(X, C, S, seed=1, shared=shared), plain)
 
 
 def test_fit_grid_shares_stage_one_and_the_svms(monkeypatch):

@@ -9,12 +9,18 @@ non-candidates N = 1 - S,
 Non-credible candidates are on neither side. A problem with an empty side is not trained
 and casts no vote. Each problem is a linear SVM (scikit-learn's ``LinearSVC``, liblinear).
 Problems are grouped by their first label into tasks that joblib threads can share.
+
+A grid of credible-label thresholds trains the problems once per threshold; a problem whose
+two sides are the same at two thresholds is the same liblinear call, and
+:class:`SharedProblems` trains it once (``fit_clr(..., shared=...)``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import warnings
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,6 +64,57 @@ def _problems_of(j: int, credible: np.ndarray, noncand: np.ndarray):
         yield VIRTUAL, pos, neg
 
 
+# (first label, second label or VIRTUAL, digest of both sides): a problem's identity
+ProblemKey = tuple[int, int, bytes]
+
+
+def _sides(pos: np.ndarray, neg: np.ndarray) -> bytes:
+    """Both sides of a problem as bytes: equal bytes, equal training rows and targets."""
+    return np.packbits(pos).tobytes() + np.packbits(neg).tobytes()
+
+
+def _problem_key(j: int, k: int, sides: bytes) -> ProblemKey:
+    return j, k, hashlib.blake2b(sides, digest_size=16).digest()
+
+
+def problem_keys(credible: np.ndarray, candidates: np.ndarray) -> Iterator[ProblemKey]:
+    """The identity of every problem :func:`fit_clr` trains on these credible labels."""
+    credible = credible.astype(bool)
+    noncand = ~candidates.astype(bool)
+    for j in range(credible.shape[1]):
+        for k, pos, neg in _problems_of(j, credible, noncand):
+            yield _problem_key(j, k, _sides(pos, neg))
+
+
+@dataclass
+class SharedProblems:
+    """Trained problems that later ``fit_clr`` calls on the same X, with the same SVM
+    settings and seed, can take instead of training them again.
+
+    ``keep``: the problems worth keeping (those that recur, see :meth:`recurring`); only
+    these are stored. A stored problem is taken only when its sides equal the stored ones
+    byte for byte, so a digest collision cannot pass one problem's model off as another's:
+    the same rows, targets, settings and seed make the same liblinear call.
+    """
+
+    keep: set[ProblemKey]
+    # key -> (sides, support, weights on it, intercept, accuracy, hit the iteration cap)
+    trained: dict[ProblemKey, tuple] = field(default_factory=dict)
+
+    @classmethod
+    def recurring(
+        cls, credible_sets: Iterable[np.ndarray], candidates: np.ndarray
+    ) -> SharedProblems:
+        """Keep the problems that two or more of these credible-label matrices train."""
+        seen: set[ProblemKey] = set()
+        keep: set[ProblemKey] = set()
+        for credible in credible_sets:
+            keys = set(problem_keys(credible, candidates))
+            keep |= keys & seen
+            seen |= keys
+        return cls(keep)
+
+
 def _linear_svm(Xs, y: np.ndarray, svm_params: dict) -> tuple[np.ndarray, float, int]:
     """``LinearSVC(**svm_params).fit(Xs, y)``: weights, intercept and liblinear's iterations.
 
@@ -96,20 +153,40 @@ def _linear_svm(Xs, y: np.ndarray, svm_params: dict) -> tuple[np.ndarray, float,
     return coef.ravel(), float(np.ravel(intercept)[0]), int(np.max(n_iter))
 
 
-def _fit_task(X, j, credible, noncand, svm_params):
+def _train_problem(X, pos: np.ndarray, neg: np.ndarray, svm_params: dict) -> tuple:
+    """One problem's support, weights on it, intercept, training accuracy and whether
+    liblinear hit its iteration cap."""
+    rows = np.flatnonzero(pos | neg)
+    y = pos[rows].astype(np.int8)
+    Xs = X[rows]
+    w, b, n_iter = _linear_svm(Xs, y, svm_params)
+    support = np.flatnonzero(w)  # w is non-zero only on features its rows use
+    accuracy = float(np.mean(((Xs @ w) + b > 0) == (y == 1)))
+    return support, w[support], b, accuracy, n_iter >= svm_params["max_iter"]
+
+
+def _fit_task(X, j, credible, noncand, svm_params, shared: SharedProblems | None = None):
     """Fit every problem whose first label is j; rows of the stacked result."""
     seconds, coefs, intercepts, accuracies, not_converged = [], [], [], [], 0
     for k, pos, neg in _problems_of(j, credible, noncand):
-        rows = np.flatnonzero(pos | neg)
-        y = pos[rows].astype(np.int8)
-        Xs = X[rows]
-        w, b, n_iter = _linear_svm(Xs, y, svm_params)
-        not_converged += int(n_iter >= svm_params["max_iter"])
+        if shared is None:
+            result = _train_problem(X, pos, neg, svm_params)
+        else:
+            sides = _sides(pos, neg)
+            key = _problem_key(j, k, sides)
+            stored = shared.trained.get(key)
+            if stored is not None and stored[0] == sides:
+                result = stored[1:]
+            else:
+                result = _train_problem(X, pos, neg, svm_params)
+                if key in shared.keep:
+                    shared.trained[key] = (sides, *result)
+        support, weights, b, accuracy, capped = result
+        not_converged += int(capped)
         seconds.append(k)
-        support = np.flatnonzero(w)  # w is non-zero only on features its rows use
-        coefs.append((support, w[support]))
+        coefs.append((support, weights))
         intercepts.append(b)
-        accuracies.append(float(np.mean(((Xs @ w) + b > 0) == (y == 1))))
+        accuracies.append(accuracy)
     return j, seconds, coefs, intercepts, accuracies, not_converged
 
 
@@ -123,8 +200,14 @@ def fit_clr(
     max_iter: int = 1000,
     seed: int | None = None,
     n_jobs: int | None = None,
+    shared: SharedProblems | None = None,
 ) -> LinearModels:
-    """Train all pairwise and label-vs-virtual linear SVMs that have data on both sides."""
+    """Train all pairwise and label-vs-virtual linear SVMs that have data on both sides.
+
+    ``shared``: problems trained by earlier calls on the same X with the same ``C``,
+    ``loss``, ``max_iter`` and ``seed``, taken where a problem's sides are the same, and
+    where this call's problems are stored for later calls.
+    """
     credible = credible.astype(bool)
     noncand = ~candidates.astype(bool)
     svm_params = {"C": C, "loss": loss, "max_iter": max_iter, "random_state": seed}
@@ -136,7 +219,7 @@ def fit_clr(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         tasks = Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(_fit_task)(X, j, credible, noncand, svm_params)
+            delayed(_fit_task)(X, j, credible, noncand, svm_params, shared)
             for j in range(credible.shape[1])
         )
     first, second, coefs, intercepts, accuracies, not_converged = [], [], [], [], [], 0

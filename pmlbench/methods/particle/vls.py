@@ -7,7 +7,8 @@ instance; label j is predicted when its votes exceed the virtual label's (Eq. 8)
 ``disambiguation_scores_`` are the graded confidences of stage 1 (Eq. 5), which the
 threshold turns into credible labels. ``fit_grid`` computes stage 1 once per distinct
 stage-1 setting and trains the SVMs once per distinct credible-label matrix: grid points
-that differ only in how the models vote share them.
+that differ only in how the models vote share them, and a binary problem with the same two
+sides at two thresholds is trained once.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pmlbench.core.parameters import Interval, Options
 from pmlbench.errors import NotApplicable
 from pmlbench.methods._constraints import N_JOBS, POSITIVE, POSITIVE_INT
 from pmlbench.methods.particle.base import PARTICLE_SEED, ParticleStage1Mixin
-from pmlbench.methods.particle.clr import LinearModels, clr_votes, fit_clr
+from pmlbench.methods.particle.clr import LinearModels, SharedProblems, clr_votes, fit_clr
 from pmlbench.methods.particle.credible import STAGE1_CONSTRAINTS, Stage1Memo
 
 VOTES = ("unweighted", "accuracy")
@@ -60,7 +61,8 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
     default_bipartition = {"rule": "method"}
     # four credible-label thresholds from the paper's 0.9 downwards, where the tuned suite's
     # selections lay, by the two vote rules (paper, authors' code); each threshold trains
-    # every SVM again, the vote rule is free (docs/methods/particle.md, "Tuning grid")
+    # the SVMs again (but problems it leaves alike), the vote rule is free
+    # (docs/methods/particle.md, "Tuning grid")
     default_tuning_grid = {"threshold": [0.9, 0.7, 0.5, 0.3], "votes": ["unweighted", "accuracy"]}
     machine_dependent = (
         "its pairwise linear SVMs (scikit-learn's liblinear, dual coordinate descent stopped "
@@ -133,7 +135,9 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
 
         Stage 1 is computed once per distinct stage-1 setting (the threshold only selects
         from it), the SVMs once per distinct set of training problems: points that differ
-        only in ``votes`` (or ``n_jobs``) share them. Identical to ``fit`` point by point.
+        only in ``votes`` (or ``n_jobs``) share them, and a single problem whose sides two
+        credible-label matrices make alike is trained once. Identical to ``fit`` point by
+        point.
         """
         start = time.perf_counter()
         estimators, X, S, memo = self._grid_setup(X, Y, points)
@@ -141,19 +145,45 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         groups: dict[tuple, list[tuple[int, ParticleVLS]]] = {}
         for index, estimator in estimators:
             groups.setdefault(estimator._models_key(seeds[index]), []).append((index, estimator))
-        for group in groups.values():
+        shared = self._shared_problems(X, S, groups, seeds, memo)
+        for key, group in groups.items():
             models: dict[tuple, LinearModels] = {}  # this group's SVMs only: memory stays flat
             for index, estimator in group:
-                yield index, estimator._fit_checked(X, S, seeds[index], memo, models, start)
+                yield (
+                    index,
+                    estimator._fit_checked(
+                        X, S, seeds[index], memo, models, start, shared[key[1:]]
+                    ),
+                )
                 start = time.perf_counter()
+
+    @staticmethod
+    def _shared_problems(
+        X,
+        S: np.ndarray,
+        groups: Mapping[tuple, list[tuple[int, ParticleVLS]]],
+        seeds: Mapping[int, int],
+        memo: Stage1Memo,
+    ) -> dict[tuple, SharedProblems]:
+        """One :class:`SharedProblems` per SVM setting and seed (``_models_key`` but stage
+        1), keeping the problems that two or more groups' credible labels train alike."""
+        credible_sets: dict[tuple, list[np.ndarray]] = {}
+        for key, group in groups.items():
+            index, estimator = group[0]
+            credible = estimator._credible(X, S, seeds[index], memo)[0]
+            credible_sets.setdefault(key[1:], []).append(credible)
+        return {
+            setting: SharedProblems.recurring(sets, S) for setting, sets in credible_sets.items()
+        }
 
     def _check_before_work(self, Y) -> None:
         shape = getattr(Y, "shape", None) or np.shape(Y)
         self._check_label_pairs(int(shape[1]) if len(shape) == 2 else 0)
 
     def _models_key(self, seed: int) -> tuple:
-        """What the trained SVMs depend on: stage 1 (threshold included), the SVM settings
-        and the seed."""
+        """What the trained SVMs depend on: stage 1 (threshold included), then the seed and
+        the SVM settings (``key[1:]``: what a single problem's model depends on besides its
+        rows)."""
         return (self._stage1_params(), seed, float(self.C), self.loss, int(self.svm_max_iter))
 
     def _fit_checked(
@@ -164,8 +194,10 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         memo: Stage1Memo,
         models: dict[tuple, LinearModels],
         start: float,
+        shared: SharedProblems | None = None,
     ) -> ParticleVLS:
-        """Stage 1 and the SVMs on checked data; ``memo`` and ``models`` hold shared work."""
+        """Stage 1 and the SVMs on checked data; ``memo``, ``models`` and ``shared`` (single
+        problems) hold shared work."""
         credible, confidence, info = self._credible(X, S, seed, memo)
         stage1 = time.perf_counter() - start
         self.credible_labels_ = credible
@@ -182,6 +214,7 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
                 max_iter=int(self.svm_max_iter),
                 seed=seed,
                 n_jobs=self.n_jobs,
+                shared=shared,
             )
         self.models_ = models[key]
         q = S.shape[1]
