@@ -217,6 +217,58 @@ def test_code_update_follows_the_rule(shape):
     np.testing.assert_allclose(update_c(t, 0.3, "code"), expected, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(40, 1), (40, 5), (9, 9), (300, 40), (700, 300)])
+def test_blocked_householder_forms_dgeqrf_s_reflectors(shape):
+    """The rule's complement basis is Householder QR with LAPACK's reflectors: dgeqrt (blocked,
+    whatever the block size) gives dgeqrf's R and reflectors and applies the same full Q."""
+    t = np.random.default_rng(shape[1]).normal(size=shape)
+    n, c = shape
+    packed, tau, R = schirn_module._householder(t)
+    packed_blocked, T, R_blocked = schirn_module._householder_blocked(t)
+    assert T.shape == (schirn_module.qr_block_size(c), c)
+    scale = np.abs(R).max()
+    np.testing.assert_allclose(R_blocked, R, rtol=0, atol=1e-13 * scale)
+    np.testing.assert_allclose(np.tril(packed_blocked, -1), np.tril(packed, -1), atol=1e-12)
+    Z = np.random.default_rng(1).normal(size=(n, 3))
+    for trans in ("N", "T"):
+        expected = schirn_module._apply_q(packed, tau, Z, trans)
+        got = schirn_module._apply_q_blocked(packed_blocked, T, Z, trans)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    # the full Q, formed column by column, is orthogonal and factors t
+    Q = schirn_module._apply_q_blocked(packed_blocked, T, np.eye(n))
+    np.testing.assert_allclose(Q.T @ Q, np.eye(n), atol=1e-12)
+    np.testing.assert_allclose(Q[:, :c] @ R_blocked, t, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("c_update", ["code", "lapack", "singular_values"])
+@pytest.mark.parametrize("shape", [(40, 5), (9, 9), (5, 12)])
+def test_reused_buffers_change_no_number(c_update, shape):
+    """The iterations' buffers (work for the factorisation, out, scratch) give the numbers of
+    fresh arrays bit for bit, and the factorisation leaves t alone."""
+    rng = np.random.default_rng(5)
+    t = rng.normal(size=shape)
+    kept = t.copy()
+    work = np.full(shape, np.nan, order="F")
+    out = np.full(shape, np.nan)
+    direction = schirn_module.c_direction(t, c_update, work=work, out=out)
+    assert direction is out
+    assert np.array_equal(direction, schirn_module.c_direction(t, c_update))
+    assert np.array_equal(t, kept)
+    X, Y = rng.normal(size=(shape[0], 4)), (rng.random(shape) < 0.5).astype(float)
+    C, phi = rng.normal(size=shape), rng.normal(size=shape)
+    system = schirn_system(X, Y)
+    scratch = np.full(shape, np.nan)
+    for fresh, reused in zip(
+        w_step(system, C, phi, 0.3, 0.1), w_step(system, C, phi, 0.3, 0.1, scratch), strict=True
+    ):
+        assert np.array_equal(fresh, reused)
+
+
+def test_qr_block_size():
+    sizes = [schirn_module.qr_block_size(c) for c in (1, 6, 45, 159, 374, 511, 512, 983)]
+    assert sizes == [1, 6, 32, 32, 32, 32, 128, 128]
+
+
 @pytest.mark.parametrize("shape", [(40, 5), (12, 9), (5, 12)])
 def test_lapack_sums_are_dgesvd_s(shape):
     t = np.random.default_rng(7).normal(size=shape)

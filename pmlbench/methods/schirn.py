@@ -95,36 +95,81 @@ def _apply_q(qr: np.ndarray, tau: np.ndarray, z: np.ndarray, trans: str = "N") -
     return out
 
 
+def qr_block_size(c: int) -> int:
+    """Block size of :func:`_householder_blocked` for a matrix of c columns: 32 below 512
+    columns, 128 from there (the fastest measured with one BLAS thread for 153 to 983
+    columns: ``python benchmarks/bench_schirn.py --qr-blocks``). It changes the rounding
+    only."""
+    return min(c, 32 if c < 512 else 128)
+
+
+def _householder_blocked(
+    A: np.ndarray, overwrite: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LAPACK ``dgeqrt`` of a tall A: the packed reflectors, the block factors T and R.
+
+    The same Householder reflectors as ``dgeqrf`` (``dlarfg``'s sign convention, so the same
+    Q and R up to rounding), with recursive panels (``dgeqrt3``): about 0.8 of ``dgeqrf``'s
+    CPU time on delicious's 8052 x 983 and on 2500 x 374, 0.5 on 150 labels.
+    ``overwrite``: factor a Fortran-ordered float64 A in place.
+    """
+    (geqrt,) = scipy.linalg.get_lapack_funcs(("geqrt",), (A,))
+    packed, T, info = geqrt(qr_block_size(A.shape[1]), A, overwrite_a=overwrite)
+    if info != 0:
+        raise PmlbenchError(f"LAPACK geqrt failed (info={info}) in Schirn's C update")
+    return packed, T, np.triu(packed[: A.shape[1]])
+
+
+def _apply_q_blocked(
+    packed: np.ndarray, T: np.ndarray, z: np.ndarray, trans: str = "N"
+) -> np.ndarray:
+    """``Q z`` (or ``Qᵀ z``) for the full orthogonal Q of a ``dgeqrt`` factorisation."""
+    (gemqrt,) = scipy.linalg.get_lapack_funcs(("gemqrt",), (packed,))
+    out, info = gemqrt(packed, T, np.asfortranarray(z, dtype=np.float64), side="L", trans=trans)
+    if info != 0:
+        raise PmlbenchError(f"LAPACK gemqrt failed (info={info}) in Schirn's C update")
+    return out
+
+
 def _orientation(sums: np.ndarray) -> np.ndarray:
     """±1 per singular pair: the sign of its right singular vector's entry sum (0: +1)."""
     return np.where(sums < 0, -1.0, 1.0)
 
 
-def canonical_vector_sums(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def canonical_vector_sums(
+    t: np.ndarray, work: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(U 1ₙ, V 1_c)`` for a full SVD ``t = U S Vᵀ`` whose free choices are fixed by rule.
 
     Rule (pmlbench's, so that the result does not depend on the SVD routine or on rounding):
     each singular pair is oriented so that its right singular vector (in ℝ^c) has a
     non-negative entry sum; the basis of the complement of t's column space (n > c), or of
-    its row space (n < c), is the trailing columns of the Householder Q of t (resp. tᵀ), as
-    LAPACK ``dgeqrf``/``dorgqr`` form it (``dgesvd``'s own choice when n >= 1.6c).
+    its row space (n < c), is the trailing columns of the Householder Q of t (resp. tᵀ) with
+    LAPACK's reflectors (``dlarfg``'s signs), as ``dgeqrf``/``dorgqr`` form it (``dgesvd``'s
+    own choice when n >= 1.6c); computed by the blocked ``dgeqrt``, which forms the same
+    reflectors, never the n x n Q.
+
+    ``work``: where n >= c, an n x c Fortran-ordered float64 array the QR may overwrite
+    instead of allocating a copy of t (the iterations reuse one).
     """
     n, c = t.shape
     if n >= c:
-        qr, tau, R = _householder(t)
+        if work is not None:
+            np.copyto(work, t)
+        packed, T, R = _householder_blocked(t if work is None else work, overwrite=work is not None)
         U_R, _, Vt = scipy.linalg.svd(R, lapack_driver="gesdd", check_finite=False)
         sign = _orientation(Vt.sum(axis=1))
         z = np.ones((n, 1))
         z[:c, 0] = U_R @ sign
-        return _apply_q(qr, tau, z)[:, 0], Vt.T @ sign
+        return _apply_q_blocked(packed, T, z)[:, 0], Vt.T @ sign
     # n < c: t = B S (Q_n A)ᵀ from tᵀ = Q R and R = A S Bᵀ
-    qr, tau, R = _householder(t.T)
+    packed, T, R = _householder_blocked(t.T)
     A, _, Bt = scipy.linalg.svd(R, lapack_driver="gesdd", check_finite=False)
-    ones_q = _apply_q(qr, tau, np.ones((c, 1)), trans="T")[:n, 0]  # 1ᵀ Q_n
+    ones_q = _apply_q_blocked(packed, T, np.ones((c, 1)), trans="T")[:n, 0]  # 1ᵀ Q_n
     sign = _orientation(ones_q @ A)
     z = np.ones((c, 1))
     z[:n, 0] = A @ sign
-    return Bt.T @ sign, _apply_q(qr, tau, z)[:, 0]
+    return Bt.T @ sign, _apply_q_blocked(packed, T, z)[:, 0]
 
 
 def singular_vector_sums(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,15 +205,35 @@ def update_c(t: np.ndarray, shift: float, c_update: str) -> np.ndarray:
     return t + shift * c_direction(t, c_update)
 
 
-def c_direction(t: np.ndarray, c_update: str) -> np.ndarray:
+def c_direction(
+    t: np.ndarray,
+    c_update: str,
+    *,
+    work: np.ndarray | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """The matrix that step 3 adds to ``t`` times λ/ω: ``(U 1)(V 1)ᵀ`` or ``U_c V_cᵀ``
-    (:func:`update_c`). It does not depend on λ."""
+    (:func:`update_c`). It does not depend on λ.
+
+    ``work`` (n x c, Fortran order) may be overwritten by the factorisation of t, and ``out``
+    (n x c) receives the result: buffers the iterations reuse, the same numbers.
+    """
     if c_update == "code":
-        return np.outer(*canonical_vector_sums(t))
-    if c_update == "lapack":
-        return np.outer(*singular_vector_sums(t))
-    U, _, Vt = scipy.linalg.svd(t, full_matrices=False, lapack_driver="gesdd", check_finite=False)
-    return U @ Vt
+        u, v = canonical_vector_sums(t, work)
+    elif c_update == "lapack":
+        u, v = singular_vector_sums(t)
+    else:
+        if work is not None:
+            np.copyto(work, t)
+        U, _, Vt = scipy.linalg.svd(
+            t if work is None else work,
+            full_matrices=False,
+            lapack_driver="gesdd",
+            check_finite=False,
+            overwrite_a=work is not None,
+        )
+        return np.matmul(U, Vt, out=out)
+    return np.multiply(u[:, None], v[None, :], out=out)  # np.outer(u, v)
 
 
 def update_p(Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
@@ -181,12 +246,30 @@ def update_p(Y: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def w_coefficients(
-    Ux: np.ndarray, s: np.ndarray, C: np.ndarray, phi: np.ndarray, rho: float, beta: float
+    Ux: np.ndarray,
+    s: np.ndarray,
+    C: np.ndarray,
+    phi: np.ndarray,
+    rho: float,
+    beta: float,
+    scratch: np.ndarray | None = None,
 ) -> np.ndarray:
     """Step 1 in the basis of X's thin SVD X = U_x diag(s) V_xᵀ: the coefficients Z with
     ``W = V_x Z = (2βI + ρXᵀX)⁻¹ Xᵀ(ρC − Φ)``, i.e. ``Z = diag(s / (2β + ρs²)) U_xᵀ(ρC − Φ)``.
+    ``scratch`` (n x c) receives ρC − Φ instead of a new array.
     """
-    return (s / (2.0 * beta + rho * s * s))[:, None] * (Ux.T @ (rho * C - phi))
+    return (s / (2.0 * beta + rho * s * s))[:, None] * (
+        Ux.T @ _rho_c_minus_phi(C, phi, rho, scratch)
+    )
+
+
+def _rho_c_minus_phi(
+    C: np.ndarray, phi: np.ndarray, rho: float, scratch: np.ndarray | None
+) -> np.ndarray:
+    """``ρC − Φ``, in ``scratch`` where given (the same two roundings)."""
+    M = np.multiply(C, rho, out=scratch)
+    M -= phi
+    return M
 
 
 @dataclass
@@ -240,15 +323,24 @@ def schirn_system(X, Y: np.ndarray) -> SchirnSystem:
     )
 
 
-def w_step(system: SchirnSystem, C: np.ndarray, phi: np.ndarray, rho: float, beta: float):
-    """Step 1: the coefficients Z of ``W = V_x Z`` (:func:`w_coefficients`) and ``XW``."""
+def w_step(
+    system: SchirnSystem,
+    C: np.ndarray,
+    phi: np.ndarray,
+    rho: float,
+    beta: float,
+    scratch: np.ndarray | None = None,
+):
+    """Step 1: the coefficients Z of ``W = V_x Z`` (:func:`w_coefficients`) and ``XW``;
+    ``scratch`` (n x c) holds ρC − Φ instead of a new array."""
     s, Vxt = system.s, system.Vxt
     if system.X is None:
         assert system.Ux is not None  # kept exactly when the features are not
-        coef = w_coefficients(system.Ux, s, C, phi, rho, beta)
+        coef = w_coefficients(system.Ux, s, C, phi, rho, beta, scratch)
         return coef, system.Ux @ (s[:, None] * coef)
     X = system.X
-    coef = (1.0 / (2.0 * beta + rho * s * s))[:, None] * (Vxt @ np.asarray(X.T @ (rho * C - phi)))
+    M = _rho_c_minus_phi(C, phi, rho, scratch)
+    coef = (1.0 / (2.0 * beta + rho * s * s))[:, None] * (Vxt @ np.asarray(X.T @ M))
     return coef, np.asarray(X @ (Vxt.T @ coef))
 
 
@@ -266,6 +358,27 @@ class _Branch:
     XW: np.ndarray | None = None
     n_changed: list[int] = field(default_factory=list)
     w_change: list[float] = field(default_factory=list)
+
+
+@dataclass
+class _Workspace:
+    """The n x c buffers one run of the iterations reuses instead of allocating new arrays
+    (a new array of delicious's 8052 x 983 costs about as much system time, for its pages,
+    as an arithmetic pass over it). Results do not depend on them: the same operations
+    write into them."""
+
+    scratch: np.ndarray  # ρC − Φ in step 1, ρXW in t, ρ(XW − C) in step 4
+    t: np.ndarray
+    factor: np.ndarray | None  # Fortran order: the input step 3's QR (or SVD) overwrites
+
+    @classmethod
+    def for_shape(cls, shape: tuple[int, int], c_update: str) -> _Workspace:
+        factored = c_update == "singular_values" or (c_update == "code" and shape[0] >= shape[1])
+        return cls(
+            scratch=np.empty(shape),
+            t=np.empty(shape),
+            factor=np.empty(shape, order="F") if factored else None,
+        )
 
 
 def schirn_paths(
@@ -301,10 +414,13 @@ def schirn_paths(
             rho=rho,
         )
     ]
+    work = _Workspace.for_shape(shape, c_update)
     while stack:
         branch = stack.pop()
         while branch.done < max_iter:
-            children = _iteration(system, branch, settings, beta, rho_growth, rho_max, c_update)
+            children = _iteration(
+                system, branch, settings, beta, rho_growth, rho_max, c_update, work
+            )
             if len(children) > 1:
                 stack.extend(reversed(children))
                 break
@@ -334,10 +450,15 @@ def _iteration(
     rho_growth: float,
     rho_max: float,
     c_update: str,
+    work: _Workspace,
 ) -> list[_Branch]:
-    """Steps 1-4 of one iteration for a branch: one child per distinct outcome."""
+    """Steps 1-4 of one iteration for a branch: one child per distinct outcome.
+
+    The branch's own C and Φ are read no more by anyone after this (the paths drop it): the
+    first child's C and the last child's Φ take over their memory.
+    """
     rho, cand = branch.rho, system.candidates
-    coef, XW = w_step(system, branch.C, branch.phi, rho, beta)
+    coef, XW = w_step(system, branch.C, branch.phi, rho, beta, work.scratch)
     w_change = list(branch.w_change)
     if branch.coef is not None:
         w_change.append(float(np.linalg.norm(coef - branch.coef)))
@@ -354,24 +475,30 @@ def _iteration(
             same[1].extend(members)
     omega = 1.0 + 0.5 * rho
     next_rho = min(rho_growth * rho, rho_max)
-    children = []
+    children: list[_Branch] = []
+    spare_c = [branch.C]
+    n_children = sum(len(_by(members, settings, 0)) for _, members in groups)
     for P, members in groups:
         n_changed = [*branch.n_changed, int(np.count_nonzero(P != branch.P))]
         # t = (2Y − 2P + Φ + ρXW) / 2ω, in place, the same operations in the same order
-        t = system.two_y.copy()
+        t = work.t
+        np.copyto(t, system.two_y)
         t.reshape(-1)[cand[P]] = 0.0
         t += branch.phi
-        t += rho * XW
+        t += np.multiply(XW, rho, out=work.scratch)
         t /= 2.0 * omega
-        direction = c_direction(t, c_update)
+        direction = c_direction(
+            t, c_update, work=work.factor, out=spare_c.pop() if spare_c else None
+        )
         by_lam = _by(members, settings, 0)
         for position, (lam, same_lam) in enumerate(by_lam.items()):
             C = direction if position == len(by_lam) - 1 else direction.copy()
             C *= lam / omega  # step 3: C = t + (λ/ω) direction
             C += t
-            phi = XW - C  # step 4: Φ + ρ(XW − C)
-            phi *= rho
-            phi += branch.phi
+            step = np.subtract(XW, C, out=work.scratch)  # step 4: Φ + ρ(XW − C)
+            step *= rho
+            last = len(children) == n_children - 1
+            phi = np.add(branch.phi, step, out=branch.phi if last else None)
             children.append(
                 _Branch(
                     members=same_lam,
