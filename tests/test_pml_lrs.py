@@ -140,7 +140,9 @@ def test_gram_route_of_svt_agrees_with_the_svd(monkeypatch, shape):
     A = rng.normal(size=shape) + (rng.random(shape) < 0.05)
     monkeypatch.setattr(pml_lrs, "GRAM_SVT_MIN_WORK", 0)
     singular = np.linalg.svd(A, compute_uv=False)
-    for threshold in (0.5 * singular[-1], singular[5], 0.99 * singular[0]):
+    # k = 30 and 20 pairs kept take the product B (V_k D V_kᵀ) (k (2m - c) > m c: k >= 16 for
+    # m = 400, c = 30), k = 5 and 1 the product (B V_k) D V_kᵀ
+    for threshold in (0.5 * singular[-1], singular[20], singular[5], 0.99 * singular[0]):
         np.testing.assert_allclose(svt_lrs(A, threshold), svt(A, threshold), atol=1e-10)
     # a threshold below 1e-4 sigma_max goes back to the SVD: the same numbers, bit for bit
     tiny = 1e-6 * singular[0]
@@ -185,10 +187,15 @@ def test_default_grid_keeps_the_sparse_term_active():
     assert ordered[-2] > 10 * max(ordered[-1], 1)
 
 
-def test_fit_grid_is_bit_for_bit_the_fits_from_scratch():
+@pytest.mark.parametrize("gram_route", [False, True])
+def test_fit_grid_is_bit_for_bit_the_fits_from_scratch(monkeypatch, gram_route):
     X, Y = yeast_candidates()
+    if gram_route:  # every SVT through the Gram matrix, as on delicious
+        monkeypatch.setattr(pml_lrs, "GRAM_SVT_MIN_WORK", 0)
     points = [{"lambda_e": v} for v in PMLLRS.default_tuning_grid["lambda_e"]]
     assert check_fit_grid(PMLLRS(), X, Y, points, atol=0) == 0
+    if gram_route:
+        return
     # grids that also split at the J and Z steps, with a repeated point and two max_iter
     mixed = [
         {"lambda_w": 0.1, "lambda_y": 1.0},
@@ -219,3 +226,25 @@ def test_grid_solver_shares_the_iterations_before_the_points_differ(monkeypatch)
     for i, result in enumerate(alone):
         assert np.array_equal(together[i].W, result.W)
         assert together[i].residuals == result.residuals
+
+
+def test_fit_grid_factorises_the_gram_matrix_once(monkeypatch):
+    X, Y = yeast_candidates(200)
+    calls = {"gram": 0, "eigendecomposition": 0}
+    original_gram, original_init = pml_lrs.gram, pml_lrs.SymmetricSolver.__init__
+
+    def counting_gram(*args, **kwargs):
+        calls["gram"] += 1
+        return original_gram(*args, **kwargs)
+
+    def counting_init(self, G):
+        calls["eigendecomposition"] += 1
+        original_init(self, G)
+
+    monkeypatch.setattr(pml_lrs, "gram", counting_gram)
+    monkeypatch.setattr(pml_lrs.SymmetricSolver, "__init__", counting_init)
+    points = [{"lambda_e": v} for v in PMLLRS.default_tuning_grid["lambda_e"]]
+    assert len(dict(PMLLRS().fit_grid(X, Y, points))) == len(points)
+    assert calls == {"gram": 1, "eigendecomposition": 1}
+    PMLLRS().fit(X, Y)  # a plain fit: its own, once
+    assert calls == {"gram": 2, "eigendecomposition": 2}
