@@ -145,10 +145,12 @@ def brute_force_votes(X_train, credible, S, X_test, weighted):
     zeta_v = np.zeros(len(X_test))
 
     def train(pos, neg):
+        # PAR_VLS.m: `if <positive> ... elseif <negative>`, so an instance that qualifies
+        # for both sides is a positive
         rows = [i for i in range(n) if pos[i] or neg[i]]
-        if not any(pos) or not any(neg):
-            return None, 0.0
         y = np.array([1 if pos[i] else 0 for i in rows])
+        if not y.any() or y.all():
+            return None, 0.0
         svm = LinearSVC(C=1.0).fit(X_train[rows], y)
         return svm, float(np.mean(svm.predict(X_train[rows]) == y))
 
@@ -187,6 +189,46 @@ def test_vls_votes_equal_brute_force(rng, votes):
     scores = est.decision_function(X_test)
     assert scores.min() >= 0 and scores.max() <= 1
     assert np.array_equal(np.argmax(scores, axis=1), np.argmax(zeta, axis=1))
+
+
+def test_vls_authors_fallback_trains_an_instance_on_both_sides_as_a_positive():
+    """With oof_fallback=authors a credible label may be a non-candidate, so an instance can
+    qualify for both sides of a problem; PAR_VLS.m makes it a positive, and a problem left
+    with no negatives is not trained (it used to reach liblinear with one class and fail)."""
+    X, S, X_test, _ = synthetic(np.random.default_rng(28), n=30, q=4)
+    params = {"k": 5, "n_folds": 2, "credible": "out_of_fold", "oof_fallback": "authors"}
+    est = ParticleVLS(random_state=0, **params).fit(X, S)
+    C, N = est.credible_labels_.astype(bool), S == 0
+    assert np.any(C & N)  # credible non-candidates: the case this test is about
+    raw_sides = {
+        (j, k): (C[:, j] & N[:, k], C[:, k] & N[:, j]) for j in range(4) for k in range(j + 1, 4)
+    }
+    raw_sides |= {(j, clr.VIRTUAL): (C[:, j], N[:, j]) for j in range(4)}
+    # problems with instances on both raw sides, but whose negatives are all positives too
+    one_sided = {
+        problem
+        for problem, (pos, neg) in raw_sides.items()
+        if pos.any() and neg.any() and not (neg & ~pos).any()
+    }
+    assert one_sided
+    trained = set(zip(est.models_.first.tolist(), est.models_.second.tolist(), strict=True))
+    assert trained and not one_sided & trained
+    zeta, zeta_v = est.label_votes(X_test)
+    ref, ref_v = brute_force_votes(X, est.credible_labels_, S, X_test, weighted=False)
+    np.testing.assert_allclose(zeta, ref, atol=1e-12)
+    np.testing.assert_allclose(zeta_v, ref_v, atol=1e-12)
+
+
+def test_vls_threads_give_the_numbers_of_one_thread():
+    """liblinear's one random generator per process is seeded per call: calls running in
+    threads at once would interleave their draws and move weights by about 1e-5."""
+    data = yeast()
+    X = np.asarray(data.X[:600].todense()) if sp.issparse(data.X) else data.X[:600]
+    S = uniform_noise(data.Y[:600], np.random.default_rng(0), 1.0)
+    alone = ParticleVLS(random_state=0).fit(X, S).models_
+    for _ in range(2):
+        threaded = ParticleVLS(random_state=0, n_jobs=2).fit(X, S).models_
+        assert _same_models(threaded, alone)
 
 
 def test_vls_skips_problems_without_data_on_both_sides(rng):

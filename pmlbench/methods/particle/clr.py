@@ -18,6 +18,7 @@ two sides are the same at two thresholds is the same liblinear call, and
 from __future__ import annotations
 
 import hashlib
+import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,11 @@ except ImportError:  # a scikit-learn that moved them: LinearSVC, slower, the sa
 VIRTUAL = -1  # the second index of a label-vs-virtual problem
 _CHUNK_ENTRIES = 4_000_000  # decision values held at once while voting
 _DENSE_WEIGHT_ENTRIES = 32_000_000  # stacked weights made dense for sparse X (256 MB at most)
+# liblinear draws its coordinate order from one random generator per process, seeded at the
+# start of each call: two calls running at once in threads would draw from it in turn and
+# each get another order than its seed gives. One call at a time keeps every problem's
+# weights those of its seed, whatever n_jobs is.
+_LIBLINEAR = threading.Lock()
 
 
 @dataclass
@@ -52,14 +58,21 @@ class LinearModels:
 
 
 def _problems_of(j: int, credible: np.ndarray, noncand: np.ndarray):
-    """The training problems whose first label is j: pairs (j, k > j) and (j, V)."""
+    """The training problems whose first label is j: pairs (j, k > j) and (j, V).
+
+    An instance that qualifies for both sides is a positive only (``PAR_VLS.m``'s
+    ``if ... elseif``). That happens only when a credible label is not a candidate
+    (``oof_fallback=authors``); credible labels within the candidates keep the sides
+    disjoint.
+    """
     q = credible.shape[1]
     for k in range(j + 1, q):
         pos = credible[:, j] & noncand[:, k]
-        neg = credible[:, k] & noncand[:, j]
+        neg = credible[:, k] & noncand[:, j] & ~pos
         if pos.any() and neg.any():
             yield k, pos, neg
-    pos, neg = credible[:, j], noncand[:, j]
+    pos = credible[:, j]
+    neg = noncand[:, j] & ~pos
     if pos.any() and neg.any():
         yield VIRTUAL, pos, neg
 
@@ -130,26 +143,28 @@ def _linear_svm(Xs, y: np.ndarray, svm_params: dict) -> tuple[np.ndarray, float,
         else Xs.dtype == np.float64 and Xs.flags.c_contiguous
     )
     if _fit_liblinear is None or not validated:
-        svm = LinearSVC(**svm_params).fit(Xs, y)
+        with _LIBLINEAR:
+            svm = LinearSVC(**svm_params).fit(Xs, y)
         return svm.coef_.ravel(), float(svm.intercept_[0]), int(np.max(svm.n_iter_))
     loss = svm_params["loss"]
     dual = _validate_dual_parameter(svm_params.get("dual", "auto"), loss, "l2", "ovr", Xs)
-    coef, intercept, n_iter = _fit_liblinear(
-        Xs,
-        y,
-        svm_params["C"],
-        True,  # fit_intercept
-        1.0,  # intercept_scaling
-        None,  # class_weight
-        "l2",  # penalty
-        dual,
-        0,  # verbose
-        svm_params["max_iter"],
-        1e-4,  # LinearSVC's tol
-        svm_params["random_state"],
-        "ovr",
-        loss,
-    )
+    with _LIBLINEAR:
+        coef, intercept, n_iter = _fit_liblinear(
+            Xs,
+            y,
+            svm_params["C"],
+            True,  # fit_intercept
+            1.0,  # intercept_scaling
+            None,  # class_weight
+            "l2",  # penalty
+            dual,
+            0,  # verbose
+            svm_params["max_iter"],
+            1e-4,  # LinearSVC's tol
+            svm_params["random_state"],
+            "ovr",
+            loss,
+        )
     return coef.ravel(), float(np.ravel(intercept)[0]), int(np.max(n_iter))
 
 

@@ -50,8 +50,9 @@ class ParticleVLS(ParticleStage1Mixin, BaseEstimator):
         C: the SVMs' cost, > 0 (libsvm ``-c 1`` in the authors' code).
         loss: LinearSVC loss, "squared_hinge" (liblinear's default L2-SVM) or "hinge".
         svm_max_iter: liblinear iteration cap per problem, an integer >= 1.
-        n_jobs: joblib workers over the label-grouped SVM problems (None: one; -1: all
-            cores; never 0).
+        n_jobs: joblib threads over the label-grouped SVM problems (None: one; -1: all
+            cores; never 0); the liblinear calls themselves run one at a time, so every
+            value gives the same numbers.
         max_label_pairs: refuse (``NotApplicable``, before any work) a label set with more
             than this many pairs q(q-1)/2, an integer >= 1 or None (no cap): one SVM per
             pair makes the cost grow with q² (see ``MAX_LABEL_PAIRS``).
