@@ -331,22 +331,42 @@ def test_table2_files_mark_declined_cells_n_a_and_nothing_else_missing(reproduce
     assert latex.count(" n/a ") + latex.count(" n/a\\\\") == 73 * 7
 
 
+def _neighbour_tied(tuning: dict, name: str) -> bool:
+    """Whether the selected grid point's score equals (relative 1e-9) that of a point that
+    differs from it only in ``name``, by one step of that parameter's sorted values."""
+    points, scores, best = tuning["grid"], tuning["mean_scores"], tuning["best_index"]
+    values = sorted({p[name] for p in points})
+    chosen = points[best]
+    at = values.index(chosen[name])
+    for step in (at - 1, at + 1):
+        if not 0 <= step < len(values):
+            continue
+        for point, score in zip(points, scores, strict=True):
+            if point == {**chosen, name: values[step]}:
+                if abs(score - scores[best]) <= 1e-9 * max(abs(scores[best]), 1.0):
+                    return True
+    return False
+
+
 def test_the_page_says_what_the_numbers_say_from_the_archive():
     """The generated summary's tuning-edge lines, recomputed from the archive's records:
     for every tuned parameter whose selection sat at the smallest or largest value of the
-    grid the unit searched in more than half of a method's units, the summary says so."""
+    grid the unit searched, scoring better than the value next to it, in more than half of a
+    method's units, the summary says so (and how many more units only tied there)."""
     page = PAGE.read_text(encoding="utf-8")
     summary = page.split("### What the numbers say", 1)[1].split("\n### ", 1)[0]
-    chosen: dict[tuple[str, str], list[str]] = {}
+    chosen: dict[tuple[str, str], list[tuple[str, bool]]] = {}
     grids: dict[tuple[str, str], list[str]] = {}
     for _, c in archived_units():
         if "records" not in c:
             continue
         method = c["unit"]["method"]["name"]
+        tuning = c["split"].get("tuning") or {}
         for name, value in (c["split"].get("tuned") or {}).items():
             text = str(int(value)) if isinstance(value, float) and value.is_integer() else value
-            chosen.setdefault((method, name), []).append(str(text))
-        for point in (c["split"].get("tuning") or {}).get("grid") or []:
+            tied = _neighbour_tied(tuning, name)
+            chosen.setdefault((method, name), []).append((str(text), tied))
+        for point in tuning.get("grid") or []:
             for name, value in point.items():
                 grid = grids.setdefault((method, name), [])
                 if str(value) not in grid:
@@ -356,14 +376,18 @@ def test_the_page_says_what_the_numbers_say_from_the_archive():
         grid = grids[(method, name)]
         numbers = [float(v) for v in grid]
         for edge, side in ((max(numbers), "largest"), (min(numbers), "smallest")):
-            count = sum(1 for v in values if float(v) == edge)
-            if count > len(values) / 2:
+            at_edge = [tied for v, tied in values if float(v) == edge]
+            won, tied = at_edge.count(False), at_edge.count(True)
+            if won > len(values) / 2:
                 found += 1
                 shown = grid[numbers.index(edge)]
+                ties = f" (and tied with it in {tied} more)" if tied else ""
                 assert (
                     f"{method} selects {name} = {shown}, the {side} value of its grid "
-                    f"({', '.join(grid)}), in {count} of {len(values)} tuned units" in summary
+                    f"({', '.join(grid)}), scoring better than the next value in {won} of "
+                    f"{len(values)} tuned units{ties}: " in summary
                 ), (method, name, side)
+    assert summary.count("the best value may lie beyond the grid") == found
     assert found  # the archive has selections at an edge (PML3ER and ridge: lambda2 = 100)
     assert "ridge is a control, not a PML method" in summary
     # yeastcc's labels (bundled data): 60 % of the instances have none

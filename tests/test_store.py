@@ -192,13 +192,13 @@ def test_rerun_reuses_stored_units_with_identical_results(tmp_path, genbase_conf
     )
     pd.testing.assert_frame_equal(tidy_records(first), tidy_records(second))
     stored = load_records(tmp_path / "store").drop(columns="unit_key")
-    # beyond results.csv's columns: the grid searched, the unit's CPU time and the scalar
-    # diagnostics (runner.store.unit_details)
-    details = [
-        c for c in stored.columns if c.startswith("diag_") or c in ("tuning_grid", "cpu_seconds")
-    ]
+    # beyond results.csv's columns: the grid searched, the parameters a tie decided, the
+    # unit's CPU time and the scalar diagnostics (runner.store.unit_details)
+    extra = ("tuning_grid", "tuning_tied", "cpu_seconds")
+    details = [c for c in stored.columns if c.startswith("diag_") or c in extra]
     assert (stored["cpu_seconds"] > 0).all()
     assert set(stored["tuning_grid"].map(json.loads).map(str)) == {str({"k": [5, 10, 15, 20]})}
+    assert set(stored["tuning_tied"].map(json.loads).map(tuple)) <= {(), ("k",)}
     stored = stored.drop(columns=details)
     pd.testing.assert_frame_equal(
         stored.sort_values(["split", "metric"]).reset_index(drop=True),

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from pmlbench.report.tuning_summary import active_share, parse_tuned, tuning_summary
-from pmlbench.runner.store import unit_details
+from pmlbench.runner.store import tied_parameters, unit_details
 
 
 def rows(method, tuned_values, grid=None, nnz=None):
@@ -80,3 +80,50 @@ def test_store_records_give_the_grid_in_grid_order_and_scalar_diagnostics():
     assert details["diag_nnz_V"] == 3 and details["diag_form"] == "primal"
     assert "diag_losses" not in details
     assert unit_details({"split": {"tuning": {}, "diagnostics": {}}}) == {}
+
+
+def test_a_parameter_is_tied_when_a_neighbouring_grid_value_scored_the_same():
+    """tuning_tied: the neighbours of the selected value along one parameter (the others as
+    selected), by sorted value, not grid order; a tie is the selection's own (relative 1e-9)."""
+    tuning = {
+        "grid": [
+            {"a": 10, "b": "x"},
+            {"a": 1, "b": "x"},
+            {"a": 100, "b": "x"},
+            {"a": 10, "b": "y"},
+        ],
+        "mean_scores": [0.8, 0.5, 0.8 * (1 - 1e-12), 0.8],
+        "best_index": 0,
+    }
+    # a = 100 scored the same up to rounding; b = "y" too, but categories have no neighbours
+    assert tied_parameters(tuning) == ["a"]
+    tuning["mean_scores"][2] = 0.79
+    assert tied_parameters(tuning) == []  # 1 is a neighbour of 10 but scored worse
+    tuning["mean_scores"][1] = 0.8
+    assert tied_parameters(tuning) == ["a"]
+    # the neighbour of the largest value is the one below it, wherever it sits in the grid
+    edge = {"grid": [{"c": 3}, {"c": 1}, {"c": 2}], "mean_scores": [0.7, 0.7, 0.6]}
+    assert tied_parameters({**edge, "best_index": 0}) == []  # 1 is not next to 3
+    assert tied_parameters({**edge, "best_index": 1, "mean_scores": [0.5, 0.7, 0.7]}) == ["c"]
+    assert tied_parameters({"grid": [{"c": 1}], "mean_scores": [0.5]}) == []  # no best_index
+    assert tied_parameters({**edge, "best_index": 0, "mean_scores": [0.7, None, 0.7]}) == ["c"]
+    details = unit_details(
+        {"split": {"tuning": {**edge, "best_index": 2, "mean_scores": [1, 0, 1]}}}
+    )
+    assert json.loads(details["tuning_tied"]) == ["c"]
+
+
+def test_an_edge_reached_by_a_tie_is_counted_apart_and_not_flagged():
+    grid = {"g": [0.5, 0.2, 0.1]}
+    records = pd.DataFrame(
+        [
+            {**row, "tuning_tied": json.dumps(["g"] if row["split"] < 3 else [])}
+            for row in rows("m", ["g=0.5"] * 4 + ["g=0.1"], grid)
+        ]
+    )
+    (summary,), _ = tuning_summary(records)
+    assert (summary.at_high, summary.tied_high, summary.at_low, summary.tied_low) == (4, 3, 1, 0)
+    assert not summary.mostly_at_an_edge  # 1 of 5 units scored better at 0.5
+    records["tuning_tied"] = json.dumps([])
+    (summary,), _ = tuning_summary(records)
+    assert summary.tied_high == 0 and summary.mostly_at_an_edge

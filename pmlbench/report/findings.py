@@ -245,19 +245,24 @@ def control_findings(report: Report) -> list[str]:
 
 
 def tuning_edge_findings(report: Report, share: float = 0.5) -> list[str]:
-    """Tuned parameters whose selection settles on the smallest or largest value of the grid
-    in more than ``share`` of the units: the best value may lie beyond the grid."""
+    """Tuned parameters whose smallest or largest grid value scores better than the value
+    next to it in more than ``share`` of the units: the best value may lie beyond the grid.
+    Units where the edge only tied with its neighbour are named beside, not counted."""
     summaries, _ = tuning_summary(report.prepared.records)
     lines = []
     for s in summaries:
-        for edge, count, side in ((s.high, s.at_high, "largest"), (s.low, s.at_low, "smallest")):
-            if edge is not None and count > share * s.units:
+        for edge, count, tied, side in (
+            (s.high, s.at_high, s.tied_high, "largest"),
+            (s.low, s.at_low, s.tied_low, "smallest"),
+        ):
+            if edge is not None and count - tied > share * s.units:
+                ties = f" (and tied with it in {tied} more)" if tied else ""
                 lines.append(
                     f"{markdown_escape(s.method)} selects {markdown_escape(s.parameter)} = "
                     f"{markdown_escape(edge)}, the {side} value of its grid "
-                    f"({', '.join(markdown_escape(v) for v in s.grid)}), in {count} of "
-                    f"{s.units} tuned units: the best value may lie beyond the grid "
-                    f"(`tune.grid.{s.parameter}=[...]` widens it)."
+                    f"({', '.join(markdown_escape(v) for v in s.grid)}), scoring better than "
+                    f"the next value in {count - tied} of {s.units} tuned units{ties}: the best "
+                    f"value may lie beyond the grid (`tune.grid.{s.parameter}=[...]` widens it)."
                 )
     return lines
 

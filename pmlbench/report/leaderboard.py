@@ -385,6 +385,13 @@ def _tuning_text(report: Report) -> str:
             if s.low is not None
             else "not ordered"
         )
+        ties = [
+            f"{side} {count}"
+            for side, count in (("smallest", s.tied_low), ("largest", s.tied_high))
+            if count
+        ]
+        if ties:
+            edge += f" (tied with the next value: {', '.join(ties)})"
         flag = " **mostly at one edge**" if s.mostly_at_an_edge else ""
         rows.append(
             [
@@ -406,7 +413,15 @@ def _tuning_text(report: Report) -> str:
         "never its test part or the ground truth (docs/tuning.md). Per method and tuned "
         "parameter: the values searched, how often each won, and how often the winner was the "
         "smallest or largest value of the grid (a winner at an edge in most units says the "
-        "best value may lie beyond the grid).",
+        "best value may lie beyond the grid)."
+        + (
+            " An edge that only tied with the value next to it (the same selection score; "
+            "ties go to the first value in grid order) is counted apart: the score is flat "
+            "there, which says nothing of values beyond the grid, and only edges that scored "
+            "better are flagged."
+            if any(s.tied_low or s.tied_high for s in summaries)
+            else ""
+        ),
         "",
         "Units without tuning: " + ("; ".join(untuned) if untuned else "none") + ".",
         "",

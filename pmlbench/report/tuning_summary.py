@@ -1,16 +1,17 @@
 """Which tuning values won: per method and tuned parameter, the grid it searched, how often
 each value was selected and how often the selection sat at an edge of the grid.
 
-Read from the units' records (the ``tuned`` column, and ``tuning_grid`` and ``diag_*`` from
-a result store, :func:`pmlbench.runner.store.unit_details`). An edge that wins in most units
-says the best value may lie beyond the grid; the leaderboard shows this table (issue 32).
+Read from the units' records (the ``tuned`` column, and ``tuning_grid``, ``tuning_tied`` and
+``diag_*`` from a result store, :func:`pmlbench.runner.store.unit_details`). An edge that
+scores better than its neighbour in most units says the best value may lie beyond the grid;
+one that only ties with it says the score is flat there. The leaderboard shows this table.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -31,21 +32,39 @@ class ParameterSummary:
     units: int
     low: str | None  # the smallest and largest grid value (None: not numeric)
     high: str | None
+    # per selected value, the units where it only tied with the value next to it in the grid
+    # (``tuning_tied``): the tie-break chose it, not a better score
+    tied: Counter[str] = field(default_factory=Counter)
+
+    def _count(self, edge: str | None, counts: Counter[str]) -> int:
+        return counts[edge] if edge is not None else 0
 
     @property
     def at_low(self) -> int:
         """Units whose selected value is the grid's smallest."""
-        return self.chosen[self.low] if self.low is not None else 0
+        return self._count(self.low, self.chosen)
 
     @property
     def at_high(self) -> int:
         """Units whose selected value is the grid's largest."""
-        return self.chosen[self.high] if self.high is not None else 0
+        return self._count(self.high, self.chosen)
+
+    @property
+    def tied_low(self) -> int:
+        """Units at the smallest value that scored no better than the next value."""
+        return self._count(self.low, self.tied)
+
+    @property
+    def tied_high(self) -> int:
+        """Units at the largest value that scored no better than the value below it."""
+        return self._count(self.high, self.tied)
 
     @property
     def mostly_at_an_edge(self) -> bool:
-        """Whether one edge of the grid won in more than half of the units."""
-        return max(self.at_low, self.at_high) > self.units / 2
+        """Whether one edge of the grid scored better than its neighbour in more than half of
+        the units (an edge reached by a tie says nothing about values beyond the grid)."""
+        won = max(self.at_low - self.tied_low, self.at_high - self.tied_high)
+        return won > self.units / 2
 
 
 def parse_tuned(text: object) -> dict[str, str]:
@@ -72,6 +91,7 @@ def tuning_summary(records: pd.DataFrame) -> tuple[list[ParameterSummary], pd.Da
         return [], pd.DataFrame(columns=["method", "units", "tuned"])
     units = records.drop_duplicates(UNIT_KEY)
     grids = units["tuning_grid"] if "tuning_grid" in units.columns else None
+    ties = units["tuning_tied"] if "tuning_tied" in units.columns else None
     summaries: list[ParameterSummary] = []
     counts = []
     for method, rows in units.groupby("method", sort=True):
@@ -83,16 +103,29 @@ def tuning_summary(records: pd.DataFrame) -> tuple[list[ParameterSummary], pd.Da
                 for name, values in from_json(str(text)).items():
                     known = searched.setdefault(name, [])
                     known += [str(v) for v in values if str(v) not in known]
+        tied_names = [
+            set(from_json(t)) if isinstance(t, str) else set()
+            for t in (ties.loc[rows.index] if ties is not None else [None] * len(rows))
+        ]
         chosen: dict[str, Counter[str]] = {}
-        for setting in tuned:
+        tied: dict[str, Counter[str]] = {}
+        for setting, names in zip(tuned, tied_names, strict=True):
             for name, value in setting.items():
                 chosen.setdefault(name, Counter())[value] += 1
+                tied.setdefault(name, Counter())[value] += name in names
         for name in sorted(chosen):
             grid = searched.get(name) or sorted(chosen[name])
             low, high = _edges(grid)
             summaries.append(
                 ParameterSummary(
-                    str(method), name, grid, chosen[name], sum(chosen[name].values()), low, high
+                    str(method),
+                    name,
+                    grid,
+                    chosen[name],
+                    sum(chosen[name].values()),
+                    low,
+                    high,
+                    +tied[name],
                 )
             )
     return summaries, pd.DataFrame(counts, columns=["method", "units", "tuned"])

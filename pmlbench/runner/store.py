@@ -56,6 +56,7 @@ from pmlbench.core.regular_files import RECORD_LIMIT, UnreadableFile, read_text
 from pmlbench.datasets.bundled import CITATIONS
 from pmlbench.errors import PmlbenchError
 from pmlbench.protocol.experiment import NATURAL_NOISE
+from pmlbench.protocol.tuning import SCORE_TIE_RTOL
 from pmlbench.runner.format import (
     NOISE_PREFIX,
     PARAM_PREFIX,
@@ -599,6 +600,7 @@ def load_records(
 
 
 TUNING_GRID_COLUMN = "tuning_grid"
+TUNING_TIED_COLUMN = "tuning_tied"
 CPU_SECONDS_COLUMN = "cpu_seconds"
 DIAGNOSTIC_PREFIX = "diag_"
 
@@ -606,7 +608,9 @@ DIAGNOSTIC_PREFIX = "diag_"
 def unit_details(record: dict[str, Any]) -> dict[str, Any]:
     """What a store record holds beyond its results.csv rows, as columns: the tuning grid
     the unit searched (``tuning_grid``: JSON text, each tuned parameter's values in grid
-    order; absent for an untuned unit), the unit's CPU seconds (``cpu_seconds``: noise,
+    order; absent for an untuned unit), the tuned parameters whose selected value only tied
+    with its neighbour in the grid (``tuning_tied``: JSON list, :func:`tied_parameters`),
+    the unit's CPU seconds (``cpu_seconds``: noise,
     tuning, fit, predict and metrics, in its process and every process working for it),
     the method's scalar diagnostics (``diag_<name>``, e.g. PML-NI's ``diag_nnz_V``), and
     the parameter columns holding JSON text (each tuned parameter's grid, each list-valued
@@ -615,16 +619,12 @@ def unit_details(record: dict[str, Any]) -> dict[str, Any]:
     value and no list, and are shown as a run writes results.csv now."""
     split = record.get("split") or {}
     details: dict[str, Any] = {}
-    points = (split.get("tuning") or {}).get("grid") or []
+    tuning = split.get("tuning") or {}
+    points = tuning.get("grid") or []
     if isinstance(points, list) and points and all(isinstance(p, dict) for p in points):
-        values: dict[str, list[Any]] = {}
-        for point in points:
-            for name, value in point.items():
-                if value not in values.setdefault(str(name), []):
-                    values[str(name)].append(value)
-        details[TUNING_GRID_COLUMN] = "".join(
-            to_json(dict(sorted(values.items())), indent=0).split("\n")
-        )
+        values = _grid_values(points)
+        details[TUNING_GRID_COLUMN] = _one_line_json(dict(sorted(values.items())))
+        details[TUNING_TIED_COLUMN] = _one_line_json(tied_parameters(tuning))
     cpu = (record.get("run") or {}).get("cpu_seconds")
     if isinstance(cpu, (int, float)) and not isinstance(cpu, bool):
         details[CPU_SECONDS_COLUMN] = float(cpu)
@@ -638,6 +638,66 @@ def unit_details(record: dict[str, Any]) -> dict[str, Any]:
             if isinstance(value, (bool, int, float, str)):
                 details[f"{DIAGNOSTIC_PREFIX}{name}"] = value
     return details
+
+
+def _grid_values(points: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Each parameter's distinct values over the grid's points, in grid order."""
+    values: dict[str, list[Any]] = {}
+    for point in points:
+        for name, value in point.items():
+            if value not in values.setdefault(str(name), []):
+                values[str(name)].append(value)
+    return values
+
+
+def _one_line_json(value: Any) -> str:
+    return "".join(to_json(value, indent=0).split("\n"))
+
+
+def _adjacent(values: list[Any], value: Any) -> list[Any]:
+    """The values next to ``value`` in ascending order (none when the values are not all
+    numbers: categories have no neighbours)."""
+    if not all(_is_number(v) for v in values) or value not in values:
+        return []
+    ordered = sorted(values)
+    at = ordered.index(value)
+    return ordered[max(at - 1, 0) : at] + ordered[at + 1 : at + 2]
+
+
+def _tie(score: Any, best: Any) -> bool:
+    """Whether two mean selection scores are a tie, as the selection counts ties
+    (pmlbench.protocol.tuning.best_index)."""
+    if not (_is_number(score) and _is_number(best)):
+        return False
+    return abs(score - best) <= SCORE_TIE_RTOL * max(abs(best), 1.0)
+
+
+def tied_parameters(tuning: dict[str, Any]) -> list[str]:
+    """The tuned parameters whose selected value scored exactly as well as a value next to
+    it in the grid (every other parameter as selected): a selection decided by the
+    tie-break, not by a better score (a tied neighbour comes later in grid order: the first
+    tied point wins). Empty when the record lacks the scores."""
+    points, scores = tuning.get("grid"), tuning.get("mean_scores")
+    best = tuning.get("best_index")
+    if (
+        not isinstance(points, list)
+        or not isinstance(scores, list)
+        or len(points) != len(scores)
+        or not isinstance(best, int)
+        or not 0 <= best < len(points)
+        or not all(isinstance(p, dict) for p in points)
+    ):
+        return []
+    chosen = points[best]
+    tied = []
+    for name, values in _grid_values(points).items():
+        for neighbour in _adjacent(values, chosen.get(name)):
+            other = {**chosen, name: neighbour}
+            pairs = zip(points, scores, strict=True)
+            if any(p == other and _tie(s, scores[best]) for p, s in pairs):
+                tied.append(name)
+                break
+    return sorted(tied)
 
 
 def _unit_row(record: dict[str, Any], **extra: Any) -> dict[str, Any]:
