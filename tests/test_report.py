@@ -791,3 +791,17 @@ def test_one_average_rank_per_report(tmp_path):
     for name in ("summary.md", "stats.md"):
         text = (tmp_path / "alike" / name).read_text(encoding="utf-8")
         assert "inf" not in text.replace("info", "") and "F_F unbounded" in text
+
+
+def test_the_provenance_of_a_filtered_report_counts_only_the_results_it_shows(multirun):
+    """With ``--where dataset=d1`` the report's provenance (the leaderboard's "from results
+    computed by" and its files per command) names the d1 runs only, not every file read."""
+    from pmlbench.report.provenance import provenance
+
+    d1 = sorted(p for p in multirun.rglob("results.csv") if "_d1" in p.parent.name)
+    assert len(d1) == 6  # 3 methods x 2 noise rates
+    report = build_report([multirun], ReportOptions(where={"dataset": "d1"}, plots=False))
+    assert set(report.loaded.records["dataset"]) == {"d1"}
+    assert provenance(report.loaded, ["pmlbench"])["sources"] == len(d1)
+    everything = build_report([multirun], ReportOptions(plots=False))
+    assert provenance(everything.loaded, ["pmlbench"])["sources"] == 2 * len(d1)

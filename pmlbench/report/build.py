@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -42,10 +43,15 @@ from pmlbench.report.figures import (
 )
 from pmlbench.report.model import Report, ReportOptions
 from pmlbench.report.outdir import replace_previous, subfolder
-from pmlbench.report.prepare import prepare
+from pmlbench.report.prepare import apply_filters, prepare
 from pmlbench.report.render import markdown_escape, markdown_table, metric_name
 from pmlbench.report.sources import load_results
-from pmlbench.report.unfinished import STATUS_NOT_APPLICABLE, declined_cells, place_unfinished
+from pmlbench.report.unfinished import (
+    STATUS_NOT_APPLICABLE,
+    declined_cells,
+    place_unfinished,
+    unfinished_where,
+)
 from pmlbench.runner.status import Status
 from pmlbench.stats.bayesian import DEFAULT_THRESHOLD
 from pmlbench.stats.wtl import UNTESTED, Comparisons, compare_with_reference, win_tie_loss
@@ -133,6 +139,12 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
     prepared = prepare(
         loaded.records, metrics=options.metrics, reference=options.reference, where=options.where
     )
+    if options.where:  # the provenance counts only the results the report shows
+        loaded = replace(
+            loaded,
+            records=apply_filters(loaded.records, options.where),
+            failures=unfinished_where(loaded.failures, options.where),
+        )
     notes, warnings = list(prepared.notes), []
     placed = place_unfinished(prepared, loaded.failures, options.where)
     if options.plots and not plots.have_matplotlib():

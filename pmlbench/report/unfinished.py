@@ -49,6 +49,15 @@ def _where_keeps(row: dict[str, Any], where: Mapping[str, str | Sequence[str]]) 
     return True
 
 
+def unfinished_where(
+    failures: pd.DataFrame, where: Mapping[str, str | Sequence[str]]
+) -> pd.DataFrame:
+    """The units of ``failures`` that ``--where`` keeps (as :func:`place_unfinished` does)."""
+    if not where or failures.empty:
+        return failures
+    return failures[[_where_keeps(row, where) for row in failures.to_dict("records")]]
+
+
 def place_unfinished(
     prepared: Prepared, failures: pd.DataFrame, where: Mapping[str, str | Sequence[str]]
 ) -> pd.DataFrame:
