@@ -690,3 +690,50 @@ def test_every_finished_method_is_within_the_one_budget_on_the_archive():
         ratios.setdefault((method, case), []).append(value / max(baseline, FLOOR_SECONDS))
     over = {k: round(median(v), 1) for k, v in ratios.items() if median(v) > BUDGET_RATIO}
     assert not over, f"over the budget of {BUDGET_RATIO:g}x ML-kNN's time: {over}"
+
+
+def _independent_average_ranks(methods: list[str], datasets: list[str]) -> dict:
+    """Per metric and method, the average rank over ``datasets`` among ``methods``, from the
+    archive's records with scipy: a dataset's value is the mean over its noise levels and
+    splits, ranked with ties averaged (means that agree to 11 decimals tie: rounding in the
+    order of the additions is no difference), 1 = best in the metric's direction."""
+    from scipy.stats import rankdata
+
+    sums: dict[tuple[str, str, str], list[float]] = {}
+    higher: dict[str, bool] = {}
+    for _, c in archived_units():
+        for row in c.get("records", []):
+            sums.setdefault((row["metric"], row["dataset"], row["method"]), []).append(row["value"])
+            higher[row["metric"]] = row["higher_is_better"]
+    ranks = {}
+    for metric, best_high in higher.items():
+        table = np.array(
+            [[round(float(np.mean(sums[(metric, d, m)])), 11) for m in methods] for d in datasets]
+        )
+        ranked = rankdata(-table if best_high else table, axis=1)
+        for m, value in zip(methods, ranked.mean(axis=0), strict=True):
+            ranks[(metric, m)] = f"{value:.2f}"
+    return ranks
+
+
+def test_average_ranks_are_what_an_independent_recompute_gives():
+    """Both rank pools of the page's "Average ranks", every cell."""
+    from pmlbench.report.render import metric_name
+
+    page = PAGE.read_text(encoding="utf-8")
+    section = page.split("### Average ranks", 1)[1].split("\n### ", 1)[0]
+    pools = _rank_pools()
+    tables = pipe_tables(section)
+    assert len(tables) == 2
+    for (header, *rows), (methods, datasets) in zip(
+        tables,
+        [(pools.methods, pools.common), (pools.full, pools.datasets)],
+        strict=True,
+    ):
+        expected = _independent_average_ranks(methods, datasets)
+        names = {metric_name(m): m for m, _ in expected}
+        assert sorted(r[0] for r in rows) == sorted(methods)
+        for row in rows:
+            for column, cell in zip(header[1:], row[1:], strict=True):
+                metric = names[column.split(" (N = ")[0]]
+                assert cell == expected[(metric, row[0])], (column, row[0])
