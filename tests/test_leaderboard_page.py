@@ -737,3 +737,69 @@ def test_average_ranks_are_what_an_independent_recompute_gives():
             for column, cell in zip(header[1:], row[1:], strict=True):
                 metric = names[column.split(" (N = ")[0]]
                 assert cell == expected[(metric, row[0])], (column, row[0])
+
+
+def _signed_rank_p(d: np.ndarray) -> float:
+    """Two-sided exact p of the Wilcoxon signed-rank statistic with zero differences split
+    (their half ranks on both sides), by counting sign patterns over doubled ranks."""
+    from scipy.stats import rankdata
+
+    d = np.round(d, 11)  # differences in the order of additions only are no difference
+    if not d.any():
+        return 1.0
+    doubled = [int(round(2 * r)) for r in rankdata(np.abs(d))]
+    counts = {0: 1}
+    for rank, value in zip(doubled, d, strict=True):
+        if value == 0:
+            continue
+        step: dict[int, int] = {}
+        for total, ways in counts.items():
+            step[total] = step.get(total, 0) + ways
+            step[total + rank] = step.get(total + rank, 0) + ways
+        counts = step
+    observed = sum(r for r, v in zip(doubled, d, strict=True) if v > 0)
+    patterns = sum(counts.values())
+    lower = sum(w for t, w in counts.items() if t <= observed) / patterns
+    upper = sum(w for t, w in counts.items() if t >= observed) / patterns
+    return min(1.0, 2 * min(lower, upper))
+
+
+def test_pairwise_wilcoxon_holm_is_what_an_independent_recompute_gives(reproduced):
+    """Every pair of methods per metric (the multi-comparison matrices and the CD diagrams'
+    source): the signed-rank test on the datasets both have (a dataset's value: the mean over
+    its noise levels and splits), Holm over the pairs of a metric (statsmodels)."""
+    from statsmodels.stats.multitest import multipletests
+
+    from pmlbench.report import ReportOptions, build_report
+
+    values: dict[tuple[str, str, str], list[float]] = {}
+    higher: dict[str, bool] = {}
+    for _, c in archived_units():
+        for row in c.get("records", []):
+            values.setdefault((row["metric"], row["method"], row["dataset"]), []).append(
+                row["value"]
+            )
+            higher[row["metric"]] = row["higher_is_better"]
+    options = ReportOptions(reference="pml3er", plots=False, html=False)
+    pairwise = build_report([reproduced / "outputs" / "store"], options).pairwise
+    methods = sorted({m for _, m, _ in values})
+    for metric, best_high in higher.items():
+        pairs, pvalues = [], []
+        for i, a in enumerate(methods):
+            for b in methods[i + 1 :]:
+                common = sorted(
+                    d for (m, x, d) in values if m == metric and x == a and (m, b, d) in values
+                )
+                x = np.array([np.mean(values[(metric, a, d)]) for d in common])
+                y = np.array([np.mean(values[(metric, b, d)]) for d in common])
+                pairs.append((a, b, len(common)))
+                pvalues.append(_signed_rank_p(x - y if best_high else y - x))
+        adjusted = multipletests(pvalues, alpha=0.05, method="holm")[1]
+        found = pairwise[pairwise["metric"] == metric].set_index(["method_a", "method_b"])
+        assert len(found) == len(pairs)
+        for (a, b, n), p, p_holm in zip(pairs, pvalues, adjusted, strict=True):
+            row = found.loc[(a, b)] if (a, b) in found.index else found.loc[(b, a)]
+            assert row["n_datasets"] == n, (metric, a, b)
+            assert row["p"] == pytest.approx(p, rel=1e-9), (metric, a, b)
+            assert row["p_holm"] == pytest.approx(p_holm, rel=1e-9), (metric, a, b)
+            assert bool(row["significant"]) == (p_holm < 0.05), (metric, a, b)
