@@ -74,9 +74,6 @@ STABLE_ITERATIONS = {"emotions": 8, "yeast": 16}
 UNSTABLE_TOLERANCE = 1e-5
 FINAL_TOLERANCE = {"emotions": 1e-9, "yeast": 1e-6}
 OUTPUT_TOLERANCE = {"emotions": 1e-5, "yeast": 1e-4}
-SAME_KERNELS = torch is not None and (
-    torch.backends.cpu.get_cpu_capability() == META["cpu_capability"]
-)
 
 
 def part(case: str, key: str) -> np.ndarray:
@@ -312,11 +309,10 @@ def test_initial_weights_and_row_orders_come_from_random_state(case):
 
 
 def assert_same(actual: np.ndarray, expected: np.ndarray, atol: float = 1e-5) -> None:
-    """Identical on the reference's kernels; within ``atol`` on others."""
-    if SAME_KERNELS:
-        np.testing.assert_array_equal(actual, expected)
-    else:
-        np.testing.assert_allclose(actual, expected, rtol=0, atol=atol)
+    """Within ``atol`` of the reference. Identity holds only on the kernels that recorded it,
+    and PyTorch's CPU capability does not name them: another CPU model with the same
+    capability (AVX512) differs by up to 9e-8 in the training losses."""
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=atol)
 
 
 def train_network(case: str, source: str):
