@@ -130,10 +130,15 @@ def page_units() -> list[tuple[str, dict]]:
     ]
 
 
+@cache
+def _suite_cases() -> frozenset[str]:
+    return frozenset(suite_cases())
+
+
 def _case_of(unit: dict) -> str:
     dataset = unit["dataset"]["name"]
-    natural = [c for c in suite_cases() if c == dataset]
-    return natural[0] if natural else f"{dataset}_rate{float(unit['noise']['rate'])}"
+    natural = dataset in _suite_cases()
+    return dataset if natural else f"{dataset}_rate{float(unit['noise']['rate'])}"
 
 
 NOT_YET_COMPUTED = re.compile(r"^\*\*Not yet computed:\*\*(.*?)(?:\n\n|\Z)", re.M | re.S)
@@ -575,8 +580,9 @@ def _independent_wtl(reference: str) -> dict[tuple[str, str], str]:
 
     values: dict[tuple[str, str, str], dict[int, tuple[float, float, bool]]] = {}
     for _, c in page_units():
+        case = _case_of(c["unit"])
         for row in c.get("records", []):
-            where = (row["metric"], _case_of(c["unit"]), row["method"])
+            where = (row["metric"], case, row["method"])
             ratio = row["n_test"] / row["n_train"]
             values.setdefault(where, {})[row["split"]] = (
                 row["value"],
