@@ -136,17 +136,15 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
     if "parquet" in options.formats and not have_pyarrow():
         raise PmlbenchError(MISSING_PYARROW)
     loaded = load_results(paths)
-    prepared = prepare(
-        loaded.records, metrics=options.metrics, reference=options.reference, where=options.where
-    )
-    if options.where:  # the provenance counts only the results the report shows
+    if options.where:  # filtered once, here: the provenance counts only what the report shows
         loaded = replace(
             loaded,
             records=apply_filters(loaded.records, options.where),
             failures=unfinished_where(loaded.failures, options.where),
         )
+    prepared = prepare(loaded.records, metrics=options.metrics, reference=options.reference)
     notes, warnings = list(prepared.notes), []
-    placed = place_unfinished(prepared, loaded.failures, options.where)
+    placed = place_unfinished(prepared, loaded.failures, {})
     if options.plots and not plots.have_matplotlib():
         warnings.append(plots.MISSING_MATPLOTLIB)
     comparisons = wtl = wilcoxon = None
