@@ -43,7 +43,7 @@ from pmlbench.report.figures import (
 )
 from pmlbench.report.model import Report, ReportOptions
 from pmlbench.report.outdir import replace_previous, subfolder
-from pmlbench.report.prepare import apply_filters, prepare
+from pmlbench.report.prepare import filter_noting_dropped_methods, prepare
 from pmlbench.report.render import markdown_escape, markdown_table, metric_name
 from pmlbench.report.sources import load_results
 from pmlbench.report.unfinished import (
@@ -136,15 +136,16 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
     if "parquet" in options.formats and not have_pyarrow():
         raise PmlbenchError(MISSING_PYARROW)
     loaded = load_results(paths)
-    if options.where:  # filtered once, here: the provenance counts only what the report shows
-        loaded = replace(
-            loaded,
-            records=apply_filters(loaded.records, options.where),
-            failures=unfinished_where(loaded.failures, options.where),
-        )
-    prepared = prepare(loaded.records, metrics=options.metrics, reference=options.reference)
+    # filtered once, here: the provenance counts only what the report shows
+    kept, where_notes = filter_noting_dropped_methods(loaded.records, options.where)
+    loaded = replace(
+        loaded, records=kept, failures=unfinished_where(loaded.failures, options.where)
+    )
+    prepared = prepare(
+        loaded.records, metrics=options.metrics, reference=options.reference, notes=where_notes
+    )
     notes, warnings = list(prepared.notes), []
-    placed = place_unfinished(prepared, loaded.failures, {})
+    placed = place_unfinished(prepared, loaded.failures)
     if options.plots and not plots.have_matplotlib():
         warnings.append(plots.MISSING_MATPLOTLIB)
     comparisons = wtl = wilcoxon = None

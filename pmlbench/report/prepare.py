@@ -451,24 +451,36 @@ def _check_summable(records: pd.DataFrame) -> None:
         )
 
 
+def filter_noting_dropped_methods(
+    records: pd.DataFrame, where: Mapping[str, str | Sequence[str]]
+) -> tuple[pd.DataFrame, list[str]]:
+    """The rows ``--where`` keeps (:func:`apply_filters`) and, when it left out every row of
+    a method, a note naming the methods (the filter may have meant to compare their
+    configurations, which method labels already tell apart)."""
+    if not where:
+        return records, []
+    before = set(records["method"].astype(str))
+    records = apply_filters(records, where)
+    dropped = sorted(before - set(records["method"].astype(str)))
+    if not dropped:
+        return records, []
+    shown = " ".join(f"--where {k}={v}" for k, v in where.items())
+    return records, [
+        f"{shown} left out every result of {', '.join(dropped)}; method labels tell "
+        "configurations apart without it"
+    ]
+
+
 def prepare(
     records: pd.DataFrame,
     *,
     metrics: list[str] | None = None,
     reference: str | None = None,
-    where: Mapping[str, str | Sequence[str]] | None = None,
+    notes: Sequence[str] = (),
 ) -> Prepared:
-    """Label, check and order raw result rows for tables and tests."""
-    notes: list[str] = []
-    before = set(records["method"].astype(str)) if where else set()
-    records = apply_filters(records, where or {})
-    dropped = sorted(before - set(records["method"].astype(str)))
-    if dropped:
-        shown = " ".join(f"--where {k}={v}" for k, v in (where or {}).items())
-        notes.append(
-            f"{shown} left out every result of {', '.join(dropped)}; method labels tell "
-            "configurations apart without it"
-        )
+    """Label, check and order raw result rows (already filtered by ``--where``) for tables
+    and tests; ``notes`` are carried into the prepared notes first."""
+    notes = list(notes)
     if "convention" in records.columns and records["convention"].nunique() > 1:
         found = sorted(records["convention"].astype(str).unique())
         raise PmlbenchError(

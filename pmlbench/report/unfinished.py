@@ -52,16 +52,15 @@ def _where_keeps(row: dict[str, Any], where: Mapping[str, str | Sequence[str]]) 
 def unfinished_where(
     failures: pd.DataFrame, where: Mapping[str, str | Sequence[str]]
 ) -> pd.DataFrame:
-    """The units of ``failures`` that ``--where`` keeps (as :func:`place_unfinished` does)."""
+    """The units of ``failures`` that ``--where`` keeps."""
     if not where or failures.empty:
         return failures
     return failures[[_where_keeps(row, where) for row in failures.to_dict("records")]]
 
 
-def place_unfinished(
-    prepared: Prepared, failures: pd.DataFrame, where: Mapping[str, str | Sequence[str]]
-) -> pd.DataFrame:
-    """Every unit without results (``failures`` of the loader), placed in the report's cells
+def place_unfinished(prepared: Prepared, failures: pd.DataFrame) -> pd.DataFrame:
+    """Every unit without results (``failures`` of the loader, already narrowed by
+    :func:`unfinished_where`), placed in the report's cells
     where its columns allow: dataset, level and method label as in Table 2 (None when it
     cannot be placed, e.g. a damaged store file), split, status, error (or reason), the
     unit's description and its file's name.
@@ -82,8 +81,6 @@ def place_unfinished(
     )
     rows = []
     for row in failures.to_dict("records"):
-        if not _where_keeps(row, where):
-            continue
         dataset = None if is_missing(row.get("dataset")) else str(row["dataset"])
         method = None if is_missing(row.get("method")) else str(row["method"])
         level = label = None
