@@ -24,15 +24,9 @@ def substitutions(found: dict[str, Any]) -> dict[str, str]:
         "archive_finished": f"{done:,}",
         "archive_na": f"{declined:,}",
         "archive_failed": f"{failed:,}",
-        "archive_jobs": f"{found['jobs']:,}",
         "archive_methods": f"{found['methods']:,}",
         "archive_declined_lines": f"{found['declined_lines']:,}",
-        "archive_method_units": f"{found['method_units']:,}",
         "archive_size": f"{found['bytes'] / 1e6:.1f} MB",
-        # the last line of the suite's dry run against the unpacked archive (no separators)
-        "archive_dry_run_line": (
-            f"`{found['units']} units: {done} done, {failed} failed, {declined} n/a, ... 0 missing`"
-        ),
     }
 
 
