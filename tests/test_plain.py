@@ -397,5 +397,5 @@ def test_registered_with_the_authors_defaults():
 
 
 def test_declared_grid_is_around_the_authors_instance_weight():
-    assert PLAIN.default_tuning_grid == {"alpha": [0.01, 0.1, 1.0]}
+    assert PLAIN.default_tuning_grid == {"alpha": [0.001, 0.01, 0.1, 1.0]}
     assert PLAIN().alpha in PLAIN.default_tuning_grid["alpha"]

@@ -412,7 +412,7 @@ class PMLLRS(ValidatedParameters, BaseEstimator):
 
     # λ_E from the default down, where the selection's optima lie (0.1 to 0.5 on seven
     # datasets); sources in docs/methods/pml_lrs.md, "Tuning grid"
-    default_tuning_grid = {"lambda_e": [0.125, 0.25, 0.5]}
+    default_tuning_grid = {"lambda_e": [0.0625, 0.125, 0.25, 0.5]}
     default_bipartition = {"rule": "threshold", "threshold": 0.5}
     parameter_constraints = {
         "lambda_w": NON_NEGATIVE,

@@ -30,7 +30,7 @@ from pmlbench.methods.plain.propagation import propagate
 
 NAME = "PLAIN"
 # n_train x labels² above which PLAIN declines (the suite's budget; see max_label_work)
-MAX_LABEL_WORK = 20_000_000
+MAX_LABEL_WORK = 15_000_000
 MAX_FEATURES = 2500  # features above which PLAIN declines (the suite's budget)
 
 
@@ -65,8 +65,9 @@ class PLAIN(ValidatedParameters, BaseEstimator):
             bundled dataset the label cap admits (up to medical's 1,449).
         max_label_work: the largest ``n_train x labels²`` (the label graph's product ZR̂, in
             each of ``propagation_steps x epochs`` steps) PLAIN takes on (None: no cap). The
-            default 2·10⁷ is where a tuned unit's CPU time reaches about 60 times ML-kNN's
-            floor of one second (extrapolated from bibtex, 9.4·10⁷: 86 CPU s per fit); it
+            default 1.5·10⁷ is where a tuned unit's CPU time (four grid points) reaches
+            about 60 times ML-kNN's floor of one second (extrapolated from bibtex, 9.4·10⁷:
+            86 CPU s per fit); it
             admits every bundled dataset up to cal500 and yeastcc (7.7·10⁶) and refuses
             bibtex, corel5k, corel16k001, delicious and yeastbp (docs/methods/plain.md,
             "Cost").
@@ -77,7 +78,7 @@ class PLAIN(ValidatedParameters, BaseEstimator):
     default_bipartition = {"rule": "method"}
     # α, the instance graph's weight: one decade each side of the code's 0.1 (one of the three
     # "main parameters" of main.py); each point is a full training (docs/methods/plain.md)
-    default_tuning_grid = {"alpha": [0.01, 0.1, 1.0]}
+    default_tuning_grid = {"alpha": [0.001, 0.01, 0.1, 1.0]}
     machine_dependent = (
         "PyTorch's float32 training runs CPU kernels chosen by the machine (ATen's vector "
         "instructions, MKL's code path) and the thread count: the outputs differ in their "
