@@ -138,7 +138,10 @@ def test_the_docs_commands_that_add_a_method_to_the_suite_keep_every_built_in_on
     suite = suite_params()["method"].split(",")
     root = Path(__file__).resolve().parents[1]
     found = 0
-    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+    # the leaderboard page records the commands its units ran, passes of a few methods each
+    docs = sorted((root / "docs").glob("*.md"))
+    pages = [p for p in docs if not p.name.startswith("leaderboard")]
+    for page in [root / "README.md", *pages]:
         for listed in re.findall(
             r"\+experiment=suite[^\n]*?\n?\s*method=([a-z0-9_,]+)", page.read_text()
         ):
