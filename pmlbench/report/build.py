@@ -141,10 +141,8 @@ def build_report(paths: Iterable[str | Path], options: ReportOptions | None = No
     loaded = replace(
         loaded, records=kept, failures=unfinished_where(loaded.failures, options.where)
     )
-    prepared = prepare(
-        loaded.records, metrics=options.metrics, reference=options.reference, notes=where_notes
-    )
-    notes, warnings = list(prepared.notes), []
+    prepared = prepare(loaded.records, metrics=options.metrics, reference=options.reference)
+    notes, warnings = [*where_notes, *prepared.notes], []
     placed = place_unfinished(prepared, loaded.failures)
     if options.plots and not plots.have_matplotlib():
         warnings.append(plots.MISSING_MATPLOTLIB)

@@ -476,11 +476,10 @@ def prepare(
     *,
     metrics: list[str] | None = None,
     reference: str | None = None,
-    notes: Sequence[str] = (),
 ) -> Prepared:
-    """Label, check and order raw result rows (already filtered by ``--where``) for tables
-    and tests; ``notes`` are carried into the prepared notes first."""
-    notes = list(notes)
+    """Label, check and order raw result rows (already filtered by ``--where``,
+    :func:`filter_noting_dropped_methods`) for tables and tests."""
+    notes: list[str] = []
     if "convention" in records.columns and records["convention"].nunique() > 1:
         found = sorted(records["convention"].astype(str).unique())
         raise PmlbenchError(
