@@ -3,11 +3,12 @@ numbers moved.
 
 Each unit is the first split of ``python -m pmlbench method=pml_lrs dataset=<d>
 noise.rate=1.0`` as the tuned suite (``+experiment=suite``) runs it: the declared grid
-(λ_E in {0.125, 0.25, 0.5}) under the default selection procedure (holdout: ``fit_grid`` on
-80% of the training half, the winner refitted on all of it), then predict and the seven
-metrics; result store and cache off, one BLAS thread. Every unit runs in a fresh subprocess,
-the baseline tree's (``--baseline``, put first on ``PYTHONPATH``) and this tree's in turn,
-``--pairs`` times per dataset (the order alternating from pair to pair). Printed per dataset:
+(λ_E in {0.0625, 0.125, 0.25, 0.5}) under the default selection procedure (holdout:
+``fit_grid`` on 80% of the training half, the winner refitted on all of it), then predict
+and the seven metrics; result store and cache off, one BLAS thread. Every unit runs in a
+fresh subprocess, the baseline tree's (``--baseline``, put first on ``PYTHONPATH``) and this
+tree's in turn, ``--pairs`` times per dataset (the order alternating from pair to pair).
+Printed per dataset:
 the CPU seconds of the unit in each tree (process and any workers; the medians over the
 pairs), their ratio (this tree / baseline), the λ_E each selected, and the largest absolute
 difference of any metric value between the two trees.
