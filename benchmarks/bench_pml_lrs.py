@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+# benchmarks/ is on sys.path: scripts run from it
+from source_trees import TreeRunFailed, largest_difference, run_in_tree
 
 HERE = Path(__file__).resolve().parents[1]
 DATASETS = ("delicious", "bibtex")
@@ -61,43 +61,10 @@ def run_unit(tree: Path, dataset: str, rate: float) -> dict:
         "results_store=null",
         "cache_dir=null",
     ]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]).rstrip(
-            os.pathsep
-        ),
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
-    with tempfile.TemporaryDirectory() as out:
-        done = subprocess.run(
-            [sys.executable, "-c", _UNIT, out, *overrides],
-            env=env,
-            cwd=tree,
-            capture_output=True,
-            text=True,
-        )
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise SystemExit(f"{dataset} with {tree}: {tail}")
-    record = json.loads(done.stdout.strip().splitlines()[-1])
-    if not Path(record["source"]).resolve().is_relative_to(tree.resolve()):
-        raise SystemExit(f"{tree} is not the tree that ran: pmlbench from {record['source']}")
-    return record
-
-
-def largest_difference(a: dict[str, float], b: dict[str, float]) -> tuple[float, str]:
-    """The largest |a - b| over the metrics both have (NaN equal to NaN), and which."""
-    worst, where = 0.0, "-"
-    for name in sorted(set(a) & set(b)):
-        x, y = a[name], b[name]
-        if x != x and y != y:
-            continue
-        gap = abs(x - y) if (x == x and y == y) else float("inf")
-        if gap > worst:
-            worst, where = gap, name
-    return worst, where
+    try:
+        return run_in_tree(tree, _UNIT, overrides)
+    except TreeRunFailed as failure:
+        raise SystemExit(f"{dataset} with {tree}: {failure}") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import subprocess
 import sys
 import tarfile
-import tempfile
 from collections import defaultdict
 from pathlib import Path
+
+# benchmarks/ is on sys.path: scripts run from it
+from source_trees import TreeRunFailed, largest_difference, run_in_tree
 
 HERE = Path(__file__).resolve().parents[1]
 ARCHIVE = HERE / "docs" / "leaderboard-defaults-results.tar.xz"
@@ -132,43 +132,10 @@ def has_procedure(tree: Path) -> bool:
 
 def run_unit(tree: Path, args: list[str]) -> dict:
     """One unit with ``tree``'s pmlbench in a fresh process: CPU seconds, metric values."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]).rstrip(
-            os.pathsep
-        ),
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
-    with tempfile.TemporaryDirectory() as out:
-        done = subprocess.run(
-            [sys.executable, "-c", _UNIT, out, *args],
-            env=env,
-            cwd=tree,
-            capture_output=True,
-            text=True,
-        )
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"status": "failed", "message": tail}
-    record = json.loads(done.stdout.strip().splitlines()[-1])
-    if not Path(record["source"]).resolve().is_relative_to(tree.resolve()):
-        raise SystemExit(f"{tree} is not the tree that ran: pmlbench from {record['source']}")
-    return {"status": "ok", **record}
-
-
-def largest_difference(a: dict[str, float], b: dict[str, float]) -> tuple[float, str]:
-    """The largest |a - b| over the metrics both have (NaN equal to NaN), and which."""
-    worst, where = 0.0, "-"
-    for name in sorted(set(a) & set(b)):
-        x, y = a[name], b[name]
-        if math.isnan(x) and math.isnan(y):
-            continue
-        gap = abs(x - y) if not (math.isnan(x) or math.isnan(y)) else math.inf
-        if gap > worst:
-            worst, where = gap, name
-    return worst, where
+    try:
+        return {"status": "ok", **run_in_tree(tree, _UNIT, args)}
+    except TreeRunFailed as failure:
+        return {"status": "failed", "message": str(failure)}
 
 
 def unit_id(record: dict) -> str:
@@ -276,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "meets" if grand["estimate"] <= TARGET * grand["archive"] else "misses"
         print(
             f"\nestimated today / archive: {grand['estimate'] / grand['archive']:.3f} "
-            f"({verdict} the target of {TARGET})"
+            f"({verdict} the target of {TARGET} on these datasets)"
         )
     print(f"load average after: {os.getloadavg()}", flush=True)
     return 0
