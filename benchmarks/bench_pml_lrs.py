@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 # benchmarks/ is on sys.path: scripts run from it
-from source_trees import TreeRunFailed, largest_difference, run_in_tree
+from source_trees import TreeRunFailed, exit_on_sigterm, largest_difference, run_in_tree
 
 HERE = Path(__file__).resolve().parents[1]
 DATASETS = ("delicious", "bibtex")
@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=1.0, help="uniform noise rate")
     parser.add_argument("--json", type=Path, help="also write every record here")
     args = parser.parse_args(argv)
+    exit_on_sigterm()
 
     trees = {"this": HERE} if args.baseline is None else {"baseline": args.baseline, "this": HERE}
     print(

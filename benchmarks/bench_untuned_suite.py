@@ -37,7 +37,7 @@ from collections import defaultdict
 from pathlib import Path
 
 # benchmarks/ is on sys.path: scripts run from it
-from source_trees import TreeRunFailed, largest_difference, run_in_tree
+from source_trees import TreeRunFailed, exit_on_sigterm, largest_difference, run_in_tree
 
 HERE = Path(__file__).resolve().parents[1]
 ARCHIVE = HERE / "docs" / "leaderboard-defaults-results.tar.xz"
@@ -160,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write every measurement here; resume from it")
     args = parser.parse_args(argv)
+    exit_on_sigterm()
 
     units, totals = archive_units(args.archive, args.datasets)
     if args.methods:

@@ -6,10 +6,17 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM into ``SystemExit``, so that a stopped benchmark kills the unit it is
+    running (``subprocess.run`` kills its child on any exception) instead of leaving it."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 class TreeRunFailed(RuntimeError):
