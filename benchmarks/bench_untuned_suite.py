@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import sys
-import tarfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -66,21 +65,17 @@ print(json.dumps({"cpu": record["run"]["cpu_seconds"], "values": record["split"]
 def archive_units(archive: Path, datasets: list[str]) -> tuple[list[dict], dict]:
     """The finished units of ``archive`` on ``datasets``: split 0's records, and each
     (method, dataset)'s CPU seconds over all its splits and cases."""
+    from pmlbench.runner.costmodel import archive_records
+
     units, totals = [], defaultdict(float)
-    with tarfile.open(archive) as tar:
-        for member in tar:
-            if not member.isfile() or not member.name.endswith(".json"):
-                continue
-            if member.name.endswith(".na.json"):
-                continue
-            record = json.load(tar.extractfile(member))
-            dataset = record["unit"]["dataset"]["name"]
-            if record.get("status") != "done" or dataset not in datasets:
-                continue
-            method = record["unit"]["method"]["name"]
-            totals[method, dataset] += record["run"]["cpu_seconds"]
-            if record["split"]["index"] == 0:
-                units.append(record)
+    for record in archive_records(archive):
+        dataset = record["unit"]["dataset"]["name"]
+        if record.get("status") != "done" or dataset not in datasets:
+            continue
+        method = record["unit"]["method"]["name"]
+        totals[method, dataset] += record["run"]["cpu_seconds"]
+        if record["split"]["index"] == 0:
+            units.append(record)
     units.sort(
         key=lambda r: (
             r["unit"]["dataset"]["name"],
