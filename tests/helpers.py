@@ -290,6 +290,15 @@ def installed_wheel(tmp_path_factory):
     return wheel, site
 
 
+def relative_error(actual, expected, floor: float = 1e-6) -> float:
+    """Largest |actual − expected| relative to the expected entry, for comparisons with a
+    reference run of the authors' code; entries below ``floor`` x the largest expected entry
+    are compared with that floor instead (a relative error near zero means nothing)."""
+    actual, expected = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
+    scale = floor * np.abs(expected).max()
+    return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), scale)))
+
+
 def regenerated_reference(
     fixtures: Path, source_variable: str, repository: str, tmp_path: Path, *cases: str
 ):

@@ -22,7 +22,7 @@ from pmlbench.methods.nlr import NLR, minmax_rows, nlr_iterate, nlr_solve, nlr_s
 from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import registry
 from pmlbench.testing import check_fit_grid
-from tests.helpers import regenerated_reference
+from tests.helpers import regenerated_reference, relative_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nlr"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -40,12 +40,6 @@ def case_data(name: str, reference=REFERENCE):
         train = train[case["fold"]]
     params = {"beta": case["beta"], "gamma": case["gamma"], "lam": case["lam"]}
     return X[train], C[train], X[~train], params
-
-
-def relative_error(actual: np.ndarray, expected: np.ndarray) -> float:
-    """Largest |actual − expected| relative to the expected entry (near zero: to 1e-6 x max)."""
-    floor = RTOL * np.abs(expected).max()
-    return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), floor)))
 
 
 def check_against_reference(model: NLR, name: str, X_test: np.ndarray) -> None:

@@ -30,7 +30,7 @@ from pmlbench.metrics.disambiguation import disambiguation_auc
 from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import registry
 from pmlbench.testing import check_fit_grid, check_method
-from tests.helpers import regenerated_reference
+from tests.helpers import regenerated_reference, relative_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pml_lenfn"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -47,13 +47,6 @@ def params(case: dict) -> dict:
         "n_hidden": case["k"],
         "random_state": case["seed"],
     }
-
-
-def relative_error(actual: np.ndarray, expected: np.ndarray) -> float:
-    """Largest |actual − expected| relative to the expected entry (near zero: to RTOL x max)."""
-    actual, expected = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
-    floor = RTOL * np.abs(expected).max()
-    return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), floor)))
 
 
 def data(name: str):

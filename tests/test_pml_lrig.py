@@ -39,7 +39,7 @@ from pmlbench.metrics.ranking import average_precision, coverage, one_error, ran
 from pmlbench.numerics.kmeans import kmeans_labels
 from pmlbench.plugins import registry
 from pmlbench.testing import check_fit_grid, check_method
-from tests.helpers import regenerated_reference
+from tests.helpers import regenerated_reference, relative_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pml_lrig"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -57,12 +57,6 @@ SEVEN = {
     "macro_f1": macro_f1,
     "micro_f1": micro_f1,
 }
-
-
-def relative_error(actual: np.ndarray, expected: np.ndarray) -> float:
-    """Largest |actual − expected| relative to the expected entry (near zero: to 1e-6 x max)."""
-    floor = RTOL * np.abs(expected).max()
-    return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), floor)))
 
 
 def same_partition(a: np.ndarray, b: np.ndarray) -> bool:

@@ -32,7 +32,7 @@ from pmlbench.methods.pml_plr import MAX_TRAIN, PMLPLR
 from pmlbench.numerics.kernel_features import constant_features
 from pmlbench.plugins import registry
 from pmlbench.testing import check_fit_grid, check_method
-from tests.helpers import regenerated_reference
+from tests.helpers import regenerated_reference, relative_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pml_plr"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -40,12 +40,6 @@ META = json.loads(str(REFERENCE["meta"]))
 CASES = {case["name"]: case for case in META["cases"]}
 RTOL = 1e-6
 PARAMS = ("alpha", "beta", "lam", "ratio")
-
-
-def relative_error(actual: np.ndarray, expected: np.ndarray) -> float:
-    """Largest |actual − expected| relative to the expected entry (near zero: to 1e-6 x max)."""
-    floor = RTOL * np.abs(expected).max()
-    return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), floor)))
 
 
 class Case:

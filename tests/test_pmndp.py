@@ -35,7 +35,7 @@ from pmlbench.methods.pmndp import (
 from pmlbench.numerics.matlab import MATLAB_EPS
 from pmlbench.plugins import registry
 from pmlbench.testing import PluginCheckError, check_fit_grid, check_method
-from tests.helpers import regenerated_reference
+from tests.helpers import regenerated_reference, relative_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pmndp"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -48,13 +48,6 @@ RTOL = 1e-6
 # three correct solvers (Octave's lyap, scipy's solve_sylvester, pmlbench's) agree there
 # to 1.3e-10 of the largest entry, which is 1e-6 relative only for entries above 1e-4 of it.
 WELL_CONDITIONED = ("synth", "binary")
-
-
-def relative_error(actual: np.ndarray, expected: np.ndarray, floor: float = RTOL) -> float:
-    """Largest |actual − expected| relative to the expected entry, entries below ``floor`` x
-    the largest compared with that floor."""
-    scale = floor * np.abs(expected).max()
-    return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), scale)))
 
 
 def normwise_error(actual: np.ndarray, expected: np.ndarray) -> float:

@@ -36,7 +36,7 @@ from pmlbench.methods.schirn import (
 from pmlbench.noise.uniform import uniform_noise
 from pmlbench.plugins import registry
 from pmlbench.testing import check_fit_grid, check_method
-from tests.helpers import regenerated_reference
+from tests.helpers import regenerated_reference, relative_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "schirn"
 REFERENCE = np.load(FIXTURES / "reference.npz")
@@ -56,12 +56,6 @@ def case_data(name: str, reference=REFERENCE):
     X, C, train = (reference[f"{case['data']}_{part}"] for part in ("X", "C", "train"))
     params = {"lam": case["lam"], "alpha": case["alpha"], "beta": case["beta"]}
     return X[train], C[train], X[~train], params
-
-
-def relative_error(actual: np.ndarray, expected: np.ndarray) -> float:
-    """Largest |actual − expected| relative to the expected entry (near zero: to 1e-6 x max)."""
-    floor = RTOL * np.abs(expected).max()
-    return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), floor)))
 
 
 def check_against_reference(model: Schirn, name: str, X_test: np.ndarray, prefix: str) -> None:
