@@ -17,57 +17,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pmlbench.report import ReportOptions, build_report, write_report
+# benchmarks/ is on sys.path: scripts run from it
+from synthetic_results import DATASETS, METHODS, RATES, SPLITS, unit_rows
 
-DATASETS = ["genbase", "medical", "arts", "corel5k", "bibtex"]
-RATES = [0.5, 1.0, 1.5, 2.0]
-METHODS = ["pml3er", "particle_map", "pml_lrs", "pml_fp", "mlknn", "lift"]
-METRICS = {
-    "subset_accuracy": True,
-    "hamming_loss": False,
-    "one_error": False,
-    "ranking_loss": False,
-    "average_precision": True,
-    "macro_f1": True,
-    "micro_f1": True,
-}
-SPLITS = 5
+from pmlbench.report import ReportOptions, build_report, write_report
 
 
 def write_synthetic(root: Path, seed: int = 0) -> int:
     """One results.csv per (dataset, rate, method) run directory; returns the row count."""
     rng = np.random.default_rng(seed)
     job, rows_written = 0, 0
-    for d, dataset in enumerate(DATASETS):
+    for dataset in DATASETS:
         for rate in RATES:
-            for m, method in enumerate(METHODS):
+            for method in METHODS:
                 rows = []
                 for split in range(SPLITS):
-                    for metric, higher in METRICS.items():
-                        skill = 0.6 + 0.03 * (len(METHODS) - m) - 0.05 * rate + 0.02 * d
-                        value = float(np.clip(skill + rng.normal(0, 0.01), 0, 1))
-                        rows.append(
-                            {
-                                "dataset": dataset,
-                                "noise": "uniform",
-                                "noise_rate": rate,
-                                "method": method,
-                                "seed": 0,
-                                "split": split,
-                                "metric": metric,
-                                "value": value if higher else 1 - value,
-                                "higher_is_better": higher,
-                                "convention": "zhang",
-                                "bipartition": "method's predict",
-                                "tuned": "",
-                                "oracle": False,
-                                "n_train": 500,
-                                "n_test": 500,
-                                "n_degenerate": 0,
-                                "fit_seconds": 1.0,
-                                "predict_seconds": 0.1,
-                            }
-                        )
+                    rows += unit_rows(rng, dataset, rate, method, split)
                 run_dir = root / f"{job}_{method}_{dataset}"
                 run_dir.mkdir(parents=True)
                 pd.DataFrame(rows).to_csv(run_dir / "results.csv", index=False)

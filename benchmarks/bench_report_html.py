@@ -17,8 +17,6 @@ same browser. Times are read in the page with ``performance.now()``:
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import shutil
 import statistics
 import tempfile
@@ -27,23 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
+# benchmarks/ is on sys.path: scripts run from it
+from synthetic_results import DATASETS, METHODS, RATES, SPLITS, unit_rows
+
 from pmlbench.report import ReportOptions, build_report, write_report
 from pmlbench.runner.outputs import package_versions
 from pmlbench.runner.store import ResultStore
+from pmlbench.runner.units import content_key
 
-DATASETS = ["genbase", "medical", "arts", "corel5k", "bibtex"]
-RATES = [0.5, 1.0, 1.5, 2.0]
-METHODS = ["pml3er", "particle_map", "pml_lrs", "pml_fp", "mlknn", "lift"]
-METRICS = {
-    "subset_accuracy": True,
-    "hamming_loss": False,
-    "one_error": False,
-    "ranking_loss": False,
-    "average_precision": True,
-    "macro_f1": True,
-    "micro_f1": True,
-}
-SPLITS = 5
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 FLAGS = [
@@ -83,9 +72,9 @@ def write_store(root: Path, seed: int = 0) -> tuple[int, int]:
     store = ResultStore(root)
     run = {"versions": package_versions(), "git_commit": None, "run_dir": None}
     units = rows_written = 0
-    for d, dataset in enumerate(DATASETS):
+    for dataset in DATASETS:
         for rate in RATES:
-            for m, method in enumerate(METHODS):
+            for method in METHODS:
                 for split in range(SPLITS):
                     unit = {
                         "dataset": {"name": dataset},
@@ -94,40 +83,20 @@ def write_store(root: Path, seed: int = 0) -> tuple[int, int]:
                         "seed": 0,
                         "split": split,
                     }
-                    key = hashlib.sha256(json.dumps(unit, sort_keys=True).encode()).hexdigest()
-                    rows = []
-                    for metric, higher in METRICS.items():
-                        skill = 0.6 + 0.03 * (len(METHODS) - m) - 0.05 * rate + 0.02 * d
-                        value = float(np.clip(skill + rng.normal(0, 0.01), 0, 1))
-                        rows.append(
-                            {
-                                "dataset": dataset,
-                                "noise": "uniform",
-                                "noise_rate": rate,
-                                "method": method,
-                                "seed": 0,
-                                "split": split,
-                                "metric": metric,
-                                "value": value if higher else 1 - value,
-                                "higher_is_better": higher,
-                                "convention": "zhang",
-                                "bipartition": "method's predict",
-                                "tuned": "",
-                                "oracle": False,
-                                "n_train": 500,
-                                "n_test": 500,
-                                "n_degenerate": 0,
-                                "fit_seconds": 1.0,
-                                "predict_seconds": 0.1,
-                            }
-                        )
+                    rows = unit_rows(rng, dataset, rate, method, split)
                     store.save(
                         {
                             "schema": 1,
-                            "key": key[:32],
+                            "key": content_key(unit),
                             "status": "done",
                             "unit": unit,
                             "records": rows,
+                            "split": {
+                                "index": split,
+                                "values": {row["metric"]: row["value"] for row in rows},
+                            },
+                            "dataset": {"name": dataset, "n": 1000, "d": 100, "l": 20},
+                            "noise": "uniform",
                             "run": {**run, "unix_time": time.time()},
                         }
                     )
