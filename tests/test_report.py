@@ -15,6 +15,7 @@ from scipy import stats
 from pmlbench.cli.main import main as cli_main
 from pmlbench.errors import PmlbenchError
 from pmlbench.report import ReportOptions, build_report, load_results, prepare, write_report
+from pmlbench.report.render import metric_name
 from tests.helpers import METRICS, run_rows, write_run
 
 HAS_MPL = importlib.util.find_spec("matplotlib") is not None
@@ -95,6 +96,29 @@ def test_report_files_and_independent_wtl(multirun, tmp_path):
     totals = wtl[wtl["metric"] == "total"].set_index("baseline")
     per_metric = wtl[wtl["metric"] != "total"].groupby("baseline")[["win", "tie", "loss"]].sum()
     pd.testing.assert_frame_equal(totals[["win", "tie", "loss"]], per_metric, check_names=False)
+    # wtl.tex: the same counts, a row per metric, then the total in a block of its own
+    lines = (out / "wtl.tex").read_text().splitlines()
+    top, first, second = (
+        lines.index(r"\toprule"),
+        *[i for i, line in enumerate(lines) if line == r"\midrule"],
+    )
+    assert lines[second + 2] == r"\bottomrule"
+
+    def cells_of(line: str) -> list[str]:
+        return [c.strip().replace(r"\_", "_") for c in line.removesuffix(r"\\").split("&")]
+
+    baselines = cells_of(lines[top + 1])[1:]
+    tex_cells = {}
+    for line in [*lines[first + 1 : second], lines[second + 1]]:
+        label, *values = cells_of(line)
+        tex_cells.update({(b, label): v for b, v in zip(baselines, values, strict=True)})
+    assert cells_of(lines[second + 1])[0] == "total"
+    assert tex_cells == {
+        (r.baseline, "total" if r.metric == "total" else metric_name(r.metric)): (
+            f"{r.win}/{r.tie}/{r.loss}"
+        )
+        for r in wtl.itertuples(index=False)
+    }
     # 'near' equals 'ref' exactly on d2 (2 noise levels x 2 metrics): ties, not NaN
     near = report.comparisons.comparisons.query("baseline == 'near' and dataset == 'd2'")
     assert (near["outcome"] == "tie").all() and near["pvalue"].notna().all()

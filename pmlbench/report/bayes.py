@@ -115,25 +115,11 @@ def wtl_markdown(bayes: BayesianResults) -> str:
 
 
 def wtl_latex(bayes: BayesianResults) -> str:
-    table = grid(bayes.wtl, OUTCOME_COLUMNS)
-    baselines = table.baselines
-    body = [
-        [latex_escape(metric_label(m)), *[table.text(b, m) for b in baselines]]
-        for m in table.metrics
-        if m != "total"
-    ]
-    total = [["total", *[table.text(b, "total") for b in baselines]]]
     caption = (
         f"Bayesian win/tie/loss/undecided of {latex_escape(bayes.reference)} against each "
         f"method ({latex_escape(describe(bayes))})."
     )
-    return latex_tabular(
-        [f"{bayes.reference} vs", *baselines],
-        [(None, body), (None, total)],
-        "l" + "c" * len(baselines),
-        caption=caption,
-        label="tab:bayes-wtl",
-    )
+    return grid(bayes.wtl, OUTCOME_COLUMNS).latex(bayes.reference, caption, "tab:bayes-wtl")
 
 
 def wtl_rich(bayes: BayesianResults, width: int | None = None) -> list[Table]:

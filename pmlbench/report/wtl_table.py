@@ -54,6 +54,23 @@ class Grid(NamedTuple):
         """The cell of ``baseline`` and ``metric``: its counts joined by ``/``, ``–`` if none."""
         return self.cells.get((baseline, metric), MISSING)
 
+    def latex(self, reference: str, caption: str, label: str) -> str:
+        """The grid as a LaTeX tabular of ``reference`` against each baseline, ``total`` last
+        in a block of its own; ``caption`` is LaTeX already."""
+        body = [
+            [latex_escape(metric_label(m)), *[self.text(b, m) for b in self.baselines]]
+            for m in self.metrics
+            if m != "total"
+        ]
+        total = [["total", *[self.text(b, "total") for b in self.baselines]]]
+        return latex_tabular(
+            [f"{reference} vs", *self.baselines],
+            [(None, body), (None, total)],
+            "l" + "c" * len(self.baselines),
+            caption=caption,
+            label=label,
+        )
+
 
 def grid(wtl: pd.DataFrame, columns: Sequence[str] = COUNT_COLUMNS) -> Grid:
     """The win/tie/loss grid of a frame with baseline, metric and count columns (``wtl.csv``;
@@ -209,25 +226,11 @@ def _align(header: Sequence[str]) -> list[str]:
 
 
 def to_latex(wtl: pd.DataFrame, comparisons: Comparisons) -> str:
-    table = grid(wtl)
-    baselines = table.baselines
-    body = [
-        [latex_escape(metric_label(m)), *[table.text(b, m) for b in baselines]]
-        for m in table.metrics
-        if m != "total"
-    ]
-    total = [["total", *[table.text(b, "total") for b in baselines]]]
     caption = (
         f"Win/tie/loss of {latex_escape(comparisons.reference)} against each method "
         f"({latex_escape(describe_test(comparisons))})."
     )
-    return latex_tabular(
-        [f"{comparisons.reference} vs", *baselines],
-        [(None, body), (None, total)],
-        "l" + "c" * len(baselines),
-        caption=caption,
-        label="tab:wtl",
-    )
+    return grid(wtl).latex(comparisons.reference, caption, "tab:wtl")
 
 
 def to_rich(wtl: pd.DataFrame, comparisons: Comparisons, width: int | None = None) -> list[Table]:
