@@ -436,9 +436,9 @@ def test_max_labels_refuses_before_any_work():
     message = str(error.value)
     assert "4 labels exceed method.max_labels=3" in message and "\n" not in message
     assert "docs/protocol.md" in message
-    # the suite's budget (docs/methods/lift.md, "What C = 100 costs"): corel16k001's 153
-    # labels run, bibtex's 159 and cal500's 174 do not
-    assert 153 <= LIFT().max_labels < 159
+    # the suite's budget (docs/methods/lift.md, "What C = 100 costs"): languagelog's 75
+    # labels run, corel16k001's 153 (63.3 times ML-kNN's time in the suite) do not
+    assert 75 <= LIFT().max_labels < 153
     with pytest.raises(PmlbenchError, match=r"^method\.max_labels must be "):
         LIFT(max_labels=0).fit(X, Y)
 
