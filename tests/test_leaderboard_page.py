@@ -120,6 +120,17 @@ def page_datasets() -> set[str] | None:
     return kept or None
 
 
+def page_report_options():
+    """The report options of the page's command that the checks below depend on: its
+    reference and the datasets it keeps (the archive may already hold units of a dataset
+    still being computed, which the page leaves out)."""
+    from pmlbench.report import ReportOptions
+
+    kept = page_datasets()
+    where = {"dataset": sorted(kept)} if kept else {}
+    return ReportOptions(reference="pml3er", plots=False, html=False, where=where)
+
+
 def page_units() -> list[tuple[str, dict]]:
     """The archived units the page shows: those of the datasets its command keeps."""
     kept = page_datasets()
@@ -346,9 +357,9 @@ def test_the_current_code_computes_the_archived_numbers(tmp_path):
 def test_declined_units_are_one_warning_per_method_and_dataset_not_one_per_unit(reproduced):
     """Declined units become one line per method x dataset, with their levels and splits;
     the splits the paired tests leave out because a method declined are not warned of again."""
-    from pmlbench.report import ReportOptions, build_report
+    from pmlbench.report import build_report
 
-    options = ReportOptions(reference="pml3er", plots=False, html=False)
+    options = page_report_options()
     report = build_report([reproduced / "outputs" / "store"], options)
     declined = [w for w in report.warnings if w.startswith("not applicable: ")]
     declared = [c for _, c in page_units() if c.get("status") == "not_applicable"]
@@ -683,11 +694,11 @@ def test_ties_and_cd_bars_on_the_archive(reproduced):
     """Methods whose dataset mean of one-error is the same in exact arithmetic (e.g. NLR and
     PML-NI on genbase in the untuned suite, 20 errors each) share its rank and dataset mean;
     no CD bar spans two methods that differ significantly."""
-    from pmlbench.report import ReportOptions, build_report
+    from pmlbench.report import build_report
     from pmlbench.report.across import block_means, ranked_table
     from pmlbench.stats.pairwise import pair_values, pairwise_cliques
 
-    options = ReportOptions(reference="pml3er", plots=False, html=False)
+    options = page_report_options()
     report = build_report([reproduced / "outputs" / "store"], options)
     ranked, _ = ranked_table(report.prepared, "one_error", "dataset")
     table = block_means(report.prepared, "one_error")
@@ -828,7 +839,7 @@ def test_pairwise_wilcoxon_holm_is_what_an_independent_recompute_gives(reproduce
     its noise levels and splits), Holm over the pairs of a metric (statsmodels)."""
     from statsmodels.stats.multitest import multipletests
 
-    from pmlbench.report import ReportOptions, build_report
+    from pmlbench.report import build_report
 
     values: dict[tuple[str, str, str], list[float]] = {}
     higher: dict[str, bool] = {}
@@ -838,7 +849,7 @@ def test_pairwise_wilcoxon_holm_is_what_an_independent_recompute_gives(reproduce
                 row["value"]
             )
             higher[row["metric"]] = row["higher_is_better"]
-    options = ReportOptions(reference="pml3er", plots=False, html=False)
+    options = page_report_options()
     pairwise = build_report([reproduced / "outputs" / "store"], options).pairwise
     methods = sorted({m for _, m, _ in values})
     for metric, best_high in higher.items():
