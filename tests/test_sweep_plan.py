@@ -61,6 +61,8 @@ def master(loader, *overrides: str):
           "+experiment/suite_case=genbase_rate0.5,yeastbp"], 2),
         # a mapping value is composed, not derived
         (["method=mlknn", "tune.grid={k:[5,10]},{k:[3]}"], 2),
+        # a glob over a group's options, as the suite's sittings sweep a dataset's cases
+        (["+experiment=suite", "method=ridge,mlknn", "+experiment/suite_case=glob(genbase_*)"], 6),
     ],
 )  # fmt: skip
 def test_job_configs_are_hydras_own_from_fewer_compositions(loader, overrides, compositions):
@@ -77,6 +79,25 @@ def test_job_configs_are_hydras_own_from_fewer_compositions(loader, overrides, c
         assert OmegaConf.to_container(ours) == OmegaConf.to_container(hydras), job
         assert resolved(ours) == resolved(hydras), job
     assert configs.compositions == compositions <= len(jobs)
+
+
+def test_a_glob_over_a_groups_options_gives_the_basic_sweepers_jobs(loader):
+    """``glob(...)`` of a config group is listed by Hydra's config loader: the jobs are the
+    basic sweeper's own, in its order, so a suite sitting's progress has a total and an ETA."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    overrides = ["+experiment=suite", "method=ridge", "+experiment/suite_case=glob(genbase_*)"]
+    primary = master(loader, *overrides)
+    params = [f"{k}={v}" for k, v in (primary.hydra.sweeper.get("params") or {}).items()]
+    parsed = OverridesParser.create(config_loader=loader).parse_overrides(
+        params + list(primary.hydra.overrides.task)
+    )
+    (hydras,) = BasicSweeper.split_arguments(parsed, None)
+    assert sweep_jobs(primary) == sweep_jobs(primary, loader) == hydras
+    cases = [o for job in hydras for o in job if o.startswith("+experiment/suite_case=")]
+    assert cases == [f"+experiment/suite_case=genbase_rate{r}" for r in ("0.5", "1.0", "2.0")]
+    assert count_jobs(primary) == 3
 
 
 def resolved(cfg) -> tuple:

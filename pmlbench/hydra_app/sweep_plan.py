@@ -40,17 +40,25 @@ def uses_basic_sweeper(config: DictConfig) -> bool:
     )
 
 
-def sweep_jobs(config: DictConfig) -> list[list[str]] | None:
+def sweep_jobs(config: DictConfig, config_loader: Any = None) -> list[list[str]] | None:
     """The override lists of the jobs Hydra's basic sweeper makes of ``config`` (a multirun's
-    primary config), in its order; None for an interval sweep, which it refuses."""
+    primary config), in its order; None for an interval sweep, which it refuses.
+
+    A ``glob(...)`` over a config group's options (``+experiment/suite_case=glob(arts_*)``)
+    is expanded by ``config_loader``, by default the running Hydra's, as the sweeper expands
+    it; without either it cannot be listed and Hydra's parser says so."""
+    from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
+    if config_loader is None and GlobalHydra.instance().is_initialized():
+        config_loader = GlobalHydra.instance().config_loader()
     hydra_cfg = config.hydra
     params = hydra_cfg.sweeper.get("params") or {}
     arguments = [f"{key}={value}" for key, value in params.items()]
     arguments += list(hydra_cfg.overrides.task)
     values: dict[str, list[str]] = {}
-    for override in OverridesParser.create().parse_overrides(arguments):
+    parser = OverridesParser.create(config_loader=config_loader)
+    for override in parser.parse_overrides(arguments):
         key = override.get_key_element()
         if override.is_sweep_override():
             if not override.is_discrete_sweep():
