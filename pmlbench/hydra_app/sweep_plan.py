@@ -40,18 +40,18 @@ def uses_basic_sweeper(config: DictConfig) -> bool:
     )
 
 
-def sweep_jobs(config: DictConfig, config_loader: Any = None) -> list[list[str]] | None:
+def sweep_jobs(config: DictConfig) -> list[list[str]] | None:
     """The override lists of the jobs Hydra's basic sweeper makes of ``config`` (a multirun's
     primary config), in its order; None for an interval sweep, which it refuses.
 
     A ``glob(...)`` over a config group's options (``+experiment/suite_case=glob(arts_*)``)
-    is expanded by ``config_loader``, by default the running Hydra's, as the sweeper expands
-    it; without either it cannot be listed and Hydra's parser says so."""
+    is expanded by the running Hydra's config loader, as the sweeper expands it; outside a
+    running Hydra it cannot be listed and Hydra's parser says so."""
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    if config_loader is None and GlobalHydra.instance().is_initialized():
-        config_loader = GlobalHydra.instance().config_loader()
+    running = GlobalHydra.instance()
+    config_loader = running.config_loader() if running.is_initialized() else None
     hydra_cfg = config.hydra
     params = hydra_cfg.sweeper.get("params") or {}
     arguments = [f"{key}={value}" for key, value in params.items()]
