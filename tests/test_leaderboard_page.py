@@ -477,6 +477,42 @@ def test_the_page_says_what_the_numbers_say_from_the_archive():
     assert f"(N = {len(_rank_pools().common)})" in ranks
 
 
+def test_every_finished_unit_was_tuned_and_disambiguates_better_than_chance():
+    """Issue checks read from the archive's records, not from the report: every finished
+    unit the page shows searched a grid of more than one point on its training part, PML-NI's
+    noise term is active at the selected setting where the page says (nnz_V > 0), and every
+    method's median disambiguation AUC (training side, over its finished units) is at least
+    0.5."""
+    import statistics
+
+    page = PAGE.read_text(encoding="utf-8")
+    untuned, active, ni_units = [], 0, 0
+    aucs: dict[str, list[float]] = {}
+    for name, c in page_units():
+        if "records" not in c:
+            continue
+        method = c["unit"]["method"]["name"]
+        tuning = c["split"].get("tuning") or {}
+        if len(tuning.get("grid") or []) < 2 or tuning.get("oracle"):
+            untuned.append(name)
+        if method == "pml_ni":
+            ni_units += 1
+            active += c["split"]["diagnostics"]["nnz_V"] > 0
+        auc = (c["split"].get("training_measures") or {}).get("disambiguation_auc")
+        if auc is not None:
+            aucs.setdefault(method, []).append(auc)
+    assert not untuned, f"{len(untuned)} finished units without tuning, e.g. {untuned[:3]}"
+    assert "Units without tuning: none." in page
+    assert 0 < active < ni_units
+    assert (
+        f"pml_ni's noise term V is active (nnz_V > 0) at the selected setting in {active} "
+        f"of {ni_units} units." in page
+    )
+    assert len(aucs) >= 10, sorted(aucs)  # every method with a disambiguation stage
+    below = {m: statistics.median(v) for m, v in aucs.items() if statistics.median(v) < 0.5}
+    assert not below, f"median disambiguation AUC below chance: {below}"
+
+
 def test_no_placeholder_is_left_in_the_docs():
     """Numbers that only a finished suite run can give are written as @NAME@ while it runs."""
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
