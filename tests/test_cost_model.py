@@ -27,6 +27,7 @@ from pmlbench.runner.costmodel import (
     method_entry,
     method_observations,
     observation,
+    unit_signature,
 )
 from pmlbench.runner.store import ResultStore
 from pmlbench.runner.units import content_key
@@ -266,6 +267,74 @@ def test_declined_and_unfinished_records_are_not_observations():
     assert observation({**record, "status": "not_applicable"}) is None
     assert observation({**record, "run": {"cpu_seconds": 0.0}}) is None
     assert observation({**record, "split": {}}) is None
+
+
+def declined_outcome(record: dict, code: str = "old") -> dict:
+    """The outcome a run writes when the method declines ``record``'s unit, computed by the
+    code ``code`` (so under another key than the record's)."""
+    unit = {**record["unit"], "code": {"pmlbench": code}}
+    return {"schema": 1, "key": content_key(unit), "status": "not_applicable", "unit": unit,
+            "reason": "m refuses 5 labels (method.max_labels = 4): ...", "config": {}}  # fmt: skip
+
+
+def test_units_declined_and_never_finished_are_listed_once_by_their_signature(tmp_path):
+    """Declined units are listed by what they are, not by the code that declined them: a
+    unit declined at two commits is one entry, one finished anywhere (a cap lifted since)
+    none, and the splits are counted in the first source that declined it."""
+    capped = [unit_record("m", "big", (100, 10, 5), split, 1.0) for split in range(3)]
+    lifted = unit_record("m", "big", (100, 10, 5), 0, 1.0, rate=2.0)
+    first, second = ResultStore(tmp_path / "first"), ResultStore(tmp_path / "second")
+    for record in capped:
+        first.save_outcome(declined_outcome(record))
+        second.save_outcome(declined_outcome(record, code="new"))
+    first.save_outcome(declined_outcome(lifted))
+    finished = [unit_record("m", f"d{i}", (100, 10, 5), 0, 1.0) for i in range(4)]
+    for record in [*finished, lifted]:
+        second.save(record)
+    assert unit_signature(capped[0]["unit"]) == unit_signature(capped[2]["unit"])
+    assert unit_signature(capped[0]["unit"]) != unit_signature(lifted["unit"])
+    assert unit_signature(capped[0]["unit"]) != unit_signature(finished[0]["unit"])
+    with tarfile.open(tmp_path / "second.tar.xz", "w:xz") as archive:
+        archive.add(second.root, arcname="outputs/store")
+    sources = [load_source(second.root, "second"), load_source(tmp_path / "second.tar.xz")]
+    assert [len(s.declined) for s in sources] == [3, 3]
+    assert [len(s.records) for s in sources] == [5, 5]
+    model = fit_model([load_source(first.root, "first"), *sources])
+    assert model["declined"] == [
+        {
+            "signature": unit_signature(capped[0]["unit"]),
+            "method": "m",
+            "dataset": "big",
+            "source": "first",
+            "splits": 3,
+        }
+    ]
+    assert set(CostModel(model).declined) == {unit_signature(capped[0]["unit"])}
+    # a directory's digest covers its declined units too
+    before = load_source(first.root).sha256
+    first.save_outcome(declined_outcome(unit_record("m", "big", (100, 10, 5), 3, 1.0)))
+    assert load_source(first.root).sha256 != before
+
+
+def test_the_shipped_models_declined_units_are_this_checkouts_suite_units():
+    """The shipped model lists the suite's declined units under the signatures this checkout
+    gives them, so a dry run of the suite at a later commit finds them: PML-PLR's cap on the
+    yeast GO sets, for one, and no unit the archive holds finished."""
+    from pmlbench.api import compose_config
+    from pmlbench.protocol.experiment import prepare
+    from pmlbench.runner.run import spec_from_config
+    from pmlbench.runner.units import describe_units
+    from tests.helpers import CASE_KEY
+
+    shipped = CostModel.load()
+    config = compose_config(["+experiment=suite", "method=pml_plr", f"{CASE_KEY}=yeastbp"])
+    spec = spec_from_config(config)
+    units = describe_units(spec, prepare(spec).registrations)
+    entries = [shipped.declined.get(unit_signature(d)) for d in units.descriptions]
+    assert all(e is not None and e["source"] == "docs/leaderboard-results.tar.xz" for e in entries)
+    assert {e["method"] for e in entries} == {"pml_plr"} and entries[0]["splits"] == 5
+    finished = {unit_signature(r["unit"]) for r in load_source(ARCHIVE).records}
+    assert not finished & set(shipped.declined)
 
 
 def test_the_shipped_model_covers_every_builtin_method_and_bundled_dataset():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pmlbench.runner.costmodel import CostModel, Work
+from pmlbench.runner.costmodel import CostModel, Work, unit_signature
 from pmlbench.runner.dryrun import (
     Estimator,
     JobPlan,
@@ -22,12 +22,13 @@ from pmlbench.runner.dryrun import (
     TimingIndex,
     UnitEstimate,
     duration,
+    job_estimate,
     read_job_plans,
     summary_line,
 )
 from pmlbench.runner.format import read_units, store_record_path
 from pmlbench.runner.store import ResultStore, iter_records
-from pmlbench.runner.units import canonical_json
+from pmlbench.runner.units import canonical_json, content_key
 from tests.helpers import NOT_YET_RECORDED, plugin_env
 
 SWEEP = [
@@ -238,6 +239,54 @@ def test_estimates_come_from_the_same_pair_scaled_by_fits_else_from_the_cost_mod
     plan.units[1].split = 1
     assert plan.line() == "dry run: m on a: 2 units: 1 done, 1 missing (split 0)"
     assert json.loads(json.dumps(plan.units[0].__dict__))["state"] == "missing"
+
+
+def test_a_unit_declined_before_is_expected_to_decline_again_at_no_cost(tmp_path):
+    """A unit whose key is new (other code) but that the store, or the cost model's sources,
+    hold declined under the same signature counts 0 s and is named apart; finished since, or
+    already declined under its own key, it is not."""
+    a = canonical_json({"name": "a"})
+    old_unit = {"method": {"name": "m", "cap": 4}, "dataset": {"name": "a"}, "split": 0,
+                "metrics": [], "code": {"pmlbench": "old"}}  # fmt: skip
+    store = ResultStore(tmp_path / "store")
+    store.save_outcome({"schema": 1, "key": "k-old", "status": "not_applicable",
+                        "unit": old_unit, "reason": "m refuses a (method.cap = 4)",
+                        "config": {}})  # fmt: skip
+    signature = unit_signature({**old_unit, "code": {"pmlbench": "new"}, "split": 3})
+    timings = TimingIndex.from_stores([store.root])
+    assert timings.declined == {signature: str(store.root)}
+    model = CostModel({**MODEL, "declined": [{"signature": "s-model", "source": "old.tar.xz"}]})
+    work = {"work": asdict(Work.of(HOLDOUT)), "test_size": 0.5}
+    units = [
+        unit("new-key", "m", a, signature=signature, **work),
+        unit("other", "m", a, signature="s-model", **work),
+        unit("fresh", "m", a, signature="s-other", **work),
+        unit("k-old", "m", a, "not_applicable", signature=signature),  # its own outcome
+    ]
+    estimator = Estimator(timings, model)
+    assert estimator(units[0]) == UnitEstimate(0.0, "declined", str(store.root))
+    assert estimator(units[1]) == UnitEstimate(0.0, "declined", "old.tar.xz")
+    assert estimator(units[2]).source == "model"
+    line = summary_line(units, timings, model)
+    fresh = duration(estimator(units[2]).seconds)
+    assert line == (
+        "dry run: 4 units: 0 done, 0 failed, 1 n/a, 0 timed out, 3 missing; "
+        f"estimated {fresh} CPU for the 3 to compute ({fresh} for 1 from the cost model fitted "
+        "to old.tar.xz sha256 abababab; 2 expected to decline up front at no cost, as the "
+        f"same units of method m did in {store.root} and old.tar.xz)"
+    )
+    assert summary_line(units[:1], timings, model).endswith(
+        f"estimated 0.0 s CPU for the 1 to compute (1 expected to decline up front at no "
+        f"cost, as the same units of method m did in {store.root})"
+    )
+    assert job_estimate(units, estimator) == pytest.approx(estimator(units[2]).seconds)
+    # the same unit finished since (the cap lifted): no longer expected to decline
+    done = {**old_unit, "split": 1, "metrics": []}
+    store.save({"schema": 1, "key": content_key(done), "status": "done", "unit": done,
+                "records": [], "split": {"index": 1, "values": {}}, "noise": "uniform",
+                "dataset": {"name": "a", "n": 10, "d": 2, "l": 5},
+                "run": {"cpu_seconds": 1.0}})  # fmt: skip
+    assert TimingIndex.from_stores([store.root]).declined == {}
 
 
 def test_an_empty_store_dry_run_estimates_every_method_builtin_or_not(tmp_path):

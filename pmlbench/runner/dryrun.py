@@ -32,6 +32,11 @@ The CPU time of the units to compute is estimated (:class:`Estimator`) from, in 
   median known method), scaled to the method's own stored timings on other datasets when
   the store holds any.
 
+A unit that a method declined up front before, the same unit (:func:`unit_signature`: the
+same method, parameters, data, noise and protocol) at another commit, is expected to decline
+again at no cost: the store's own declined units (``.na.json``) and those the cost model's
+sources hold declined tell, and the summary counts them apart.
+
 A unit whose dataset's size nobody recorded stays unknown, and the summary says so and why.
 """
 
@@ -39,15 +44,21 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pmlbench.core.atomic import atomic_write_text
 from pmlbench.protocol.experiment import prepare
-from pmlbench.runner.costmodel import CostModel, Work, record_work, shipped_model
-from pmlbench.runner.format import DRY_RUN_FILE, from_json, to_json
+from pmlbench.runner.costmodel import (
+    CostModel,
+    Work,
+    record_work,
+    shipped_model,
+    unit_signature,
+)
+from pmlbench.runner.format import DRY_RUN_FILE, from_json, store_outcome_files, to_json
 from pmlbench.runner.run import UnitRunner, retries_timeout, spec_from_config
 from pmlbench.runner.status import Status
 from pmlbench.runner.store import ResultStore, iter_records
@@ -73,6 +84,7 @@ class PlannedUnit:
     test_size: float | None = None  # the protocol's, for the training instances of a split
     # its fits (pmlbench.runner.costmodel.Work, as a dict for dry_run.json)
     work: dict[str, Any] = field(default_factory=lambda: asdict(Work()))
+    signature: str | None = None  # pmlbench.runner.costmodel.unit_signature
 
 
 @dataclass
@@ -160,6 +172,7 @@ def plan_job(
                 elapsed,
                 test_size,
                 dict(work),
+                unit_signature(units.descriptions[split]),
             )
         )
     return plan
@@ -198,15 +211,26 @@ class TimingIndex:
     n_timings: int = 0
     # (instances, features, labels) of each dataset (its config node as canonical JSON)
     dims: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # unit signatures the stores hold declined and never finished -> the store's path
+    declined: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_records(cls, records: Iterable[dict[str, Any]]) -> TimingIndex:
+    def from_records(
+        cls,
+        records: Iterable[dict[str, Any]],
+        declined: Iterable[tuple[str, dict[str, Any]]] = (),
+    ) -> TimingIndex:
+        """The index of finished-unit ``records`` and of ``declined`` units' outcomes, each
+        with the store it is in."""
         pairs: dict[tuple[str, str], list[Timing]] = defaultdict(list)
         methods: dict[str, list[Timing]] = defaultdict(list)
         dims: dict[str, tuple[float, float, float]] = {}
         n = 0
+        finished: set[str] = set()
         for record in records:
             unit = record.get("unit") or {}
+            if unit:
+                finished.add(unit_signature(unit))
             try:
                 method = str(unit["method"]["name"])
                 dataset = canonical_json(unit["dataset"])
@@ -224,14 +248,18 @@ class TimingIndex:
             timing = Timing(cpu, record_work(record), size)
             pairs[(method, dataset)].append(timing)
             methods[method].append(timing)
-        return cls(dict(pairs), dict(methods), n, dims)
+        refused: dict[str, str] = {}
+        for where, outcome in declined:
+            unit = outcome.get("unit")
+            if isinstance(unit, dict) and (signature := unit_signature(unit)) not in finished:
+                refused.setdefault(signature, where)
+        return cls(dict(pairs), dict(methods), n, dims, refused)
 
     @classmethod
     def from_stores(cls, stores: Iterable[str | Path]) -> TimingIndex:
-        records = (
-            record for store in stores if Path(store).is_dir() for record in iter_records(store)
-        )
-        return cls.from_records(records)
+        roots = [Path(store) for store in stores if Path(store).is_dir()]
+        records = (record for root in roots for record in iter_records(root))
+        return cls.from_records(records, _declined_outcomes(roots))
 
     def estimate(
         self, method: str, dataset: str, work: Work | None = None, kappa: float = 1.0
@@ -249,6 +277,18 @@ class TimingIndex:
         return sum(t.cpu_seconds * fits / t.work.fits(kappa) for t in same) / len(same)
 
 
+def _declined_outcomes(roots: Iterable[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(store, outcome)`` of every readable declined unit (``.na.json``) of the stores."""
+    for root in roots:
+        for _, path in store_outcome_files(root, Status.NOT_APPLICABLE):
+            try:
+                outcome = from_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(outcome, dict):
+                yield str(root), outcome
+
+
 def _shape(summary: Any) -> tuple[float, float, float] | None:
     """``(n, d, labels)`` of a record's dataset summary (None: not all there)."""
     try:
@@ -260,7 +300,8 @@ def _shape(summary: Any) -> tuple[float, float, float] | None:
 
 # ----------------------------------------------------------------------------- estimates
 
-STORED, MODEL, FALLBACK = "stored", "model", "fallback"  # where an estimate comes from
+# where an estimate comes from; DECLINED: the same unit declined before, so 0 s
+STORED, MODEL, FALLBACK, DECLINED = "stored", "model", "fallback", "declined"
 
 
 @dataclass(frozen=True)
@@ -269,7 +310,7 @@ class UnitEstimate:
 
     seconds: float | None
     source: str | None = None
-    why: str | None = None
+    why: str | None = None  # unknown: why; DECLINED: where the same unit was declined
 
 
 class Estimator:
@@ -282,6 +323,9 @@ class Estimator:
         self._scale: dict[str, float] = {}
 
     def __call__(self, unit: PlannedUnit) -> UnitEstimate:
+        where = self._declined_before(unit)
+        if where is not None:
+            return UnitEstimate(0.0, DECLINED, where)
         work = Work(**unit.work)
         kappa = 1.0 if self.model is None else self.model.kappa(unit.method)
         value = self.timings.estimate(unit.method, unit.dataset, work, kappa)
@@ -299,6 +343,16 @@ class Estimator:
         if found.how == "fallback":
             seconds *= self._fallback_scale(unit.method)
         return UnitEstimate(self._at_least_elapsed(seconds, unit), found.how)
+
+    def _declined_before(self, unit: PlannedUnit) -> str | None:
+        """Where the same unit (its signature) was declined: a store of the index, else a
+        source of the model (None: nowhere, or the unit already has an outcome here)."""
+        if unit.signature is None or unit.state != str(Status.MISSING):
+            return None
+        where = self.timings.declined.get(unit.signature)
+        if where is None and self.model is not None:
+            where = (self.model.declined.get(unit.signature) or {}).get("source")
+        return where
 
     @staticmethod
     def _at_least_elapsed(value: float, unit: PlannedUnit) -> float:
@@ -392,13 +446,14 @@ def summary_line(
     estimator = Estimator(timings, model)
     found = [(u, estimator(u)) for u in todo]
     parts: dict[str, list[float]] = {STORED: [], MODEL: [], FALLBACK: []}
+    declined = [(u, e) for u, e in found if e.source == DECLINED]
     for _, e in found:
-        if e.seconds is not None and e.source is not None:
+        if e.seconds is not None and e.source in parts:
             parts[e.source].append(e.seconds)
     unknown = [(u, e) for u, e in found if e.seconds is None]
     known = len(todo) - len(unknown)
     sources = []
-    if parts[STORED] or not (parts[MODEL] or parts[FALLBACK]):
+    if parts[STORED] or not (parts[MODEL] or parts[FALLBACK] or declined):
         sources.append(f"from {timings.n_timings} stored timings")
     if model is not None and (parts[MODEL] or parts[FALLBACK]):
         if parts[STORED]:
@@ -417,6 +472,12 @@ def summary_line(
                 f"{_names('method', methods)}, which the cost model does not know, as the "
                 f"median known method{tail}"
             )
+    if declined:
+        where = sorted({str(e.why) for _, e in declined})
+        sources.append(
+            f"{len(declined)} expected to decline up front at no cost, as the same units of "
+            f"{_names('method', (u.method for u, _ in declined))} did in {' and '.join(where)}"
+        )
     if unknown:
         reasons = []
         why = [str(e.why).split(" ", 1) for _, e in unknown]

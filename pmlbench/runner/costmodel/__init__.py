@@ -46,6 +46,12 @@ dataset, its dataset's factor taken from the dataset's other units (leave-one-un
 of a new dataset, each dataset's records estimated by a model fitted to the other datasets
 (leave-one-dataset-out); for the fallback rule, each method's records estimated by the
 median of the other methods' models.
+
+The file also lists the units its sources hold as declined (``.na.json``: a method's cap
+refused the data up front, pmlbench.errors.NotApplicable) and never as finished, by
+:func:`unit_signature`: what the unit is, whatever code computed it and whichever split. A
+dry run at another commit (whose keys differ) counts such a unit as expected to decline,
+at no cost, instead of estimating it as a computed one.
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ from typing import Any
 import numpy as np
 
 from pmlbench.runner.format import from_json
+from pmlbench.runner.units import content_key
 
 MODEL_FILE = Path(__file__).with_name("cost_model.json")
 FORM = "cpu_seconds = exp(a) * n_train^b * d^c * q^e * fits"
@@ -221,15 +228,24 @@ class Source:
     name: str  # as the docs show it
     sha256: str  # of the archive; of a directory, over its record files' names and contents
     records: list[dict[str, Any]]
+    declined: list[dict[str, Any]] = field(default_factory=list)  # its .na.json outcomes
 
 
-def archive_records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The store records in a tar archive of ``<store>/<key>.json`` files; declined
-    (``.na.json``) and other outcome files are skipped."""
+DECLINED_SUFFIX = ".na.json"
+
+
+def archive_records(path: str | Path, *, declined: bool = False) -> Iterator[dict[str, Any]]:
+    """The finished-unit records in a tar archive of ``<store>/<key>.json`` files (other
+    outcome files skipped), or with ``declined`` its declined units' (``.na.json``) only."""
     with tarfile.open(path) as archive:
         for member in archive:
             name = member.name.rsplit("/", 1)[-1]
-            if not member.isfile() or name.count(".") != 1 or not name.endswith(".json"):
+            wanted = (
+                name.endswith(DECLINED_SUFFIX)
+                if declined
+                else name.count(".") == 1 and name.endswith(".json")
+            )
+            if not member.isfile() or not wanted:
                 continue
             handle = archive.extractfile(member)
             if handle is not None:
@@ -246,18 +262,67 @@ def file_sha256(path: str | Path) -> str:
 
 
 def load_source(path: str | Path, name: str | None = None) -> Source:
-    """The finished-unit records of a store directory or a tar archive of one."""
+    """The finished-unit records of a store directory or a tar archive of one, and its
+    declined units' outcomes."""
     path = Path(path)
     name = name or str(path)
     if path.is_dir():
-        from pmlbench.runner.format import store_record_files
+        from pmlbench.runner.format import store_outcome_files, store_record_files
+        from pmlbench.runner.status import Status
         from pmlbench.runner.store import iter_records
 
         digest = hashlib.sha256()
-        for file in store_record_files(path):
+        outcomes = [file for _, file in store_outcome_files(path, Status.NOT_APPLICABLE)]
+        for file in sorted([*store_record_files(path), *outcomes]):
             digest.update(file.name.encode("utf-8") + b"\0" + file.read_bytes() + b"\0")
-        return Source(name, digest.hexdigest(), list(iter_records(path)))
-    return Source(name, file_sha256(path), list(archive_records(path)))
+        declined = [from_json(file.read_text(encoding="utf-8")) for file in outcomes]
+        return Source(name, digest.hexdigest(), list(iter_records(path)), declined)
+    return Source(
+        name,
+        file_sha256(path),
+        list(archive_records(path)),
+        list(archive_records(path, declined=True)),
+    )
+
+
+def unit_signature(unit: Mapping[str, Any]) -> str:
+    """What a unit is, whatever code computes it and whichever split: the content key of its
+    description (a record's ``unit``) without its code digests, key schema and split. Units of
+    one signature are the same method, parameters, data, noise and protocol; a method's caps
+    decide on those, so such units decline alike."""
+    return content_key({k: v for k, v in unit.items() if k not in ("code", "schema", "split")})
+
+
+def declined_units(sources: Iterable[Source]) -> list[dict[str, Any]]:
+    """The units the sources hold as declined and never as finished, one entry per
+    :func:`unit_signature`, with its method and dataset, the first source that declined it and
+    its splits there."""
+    sources = list(sources)
+    finished = {unit_signature(r["unit"]) for s in sources for r in s.records if "unit" in r}
+    entries: dict[str, dict[str, Any]] = {}
+    for source in sources:
+        for outcome in source.declined:
+            try:
+                unit = outcome["unit"]
+                signature = unit_signature(unit)
+                method, dataset = str(unit["method"]["name"]), str(unit["dataset"]["name"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if signature in finished:
+                continue
+            entry = entries.setdefault(
+                signature,
+                {
+                    "signature": signature,
+                    "method": method,
+                    "dataset": dataset,
+                    "source": source.name,
+                    "splits": 0,
+                },
+            )
+            if entry["source"] == source.name:
+                entry["splits"] += 1
+    return sorted(entries.values(), key=lambda e: (e["method"], e["dataset"], e["signature"]))
 
 
 # ----------------------------------------------------------------------------- fitting
@@ -459,6 +524,7 @@ def fit_model(sources: list[Source], command: str = "") -> dict[str, Any]:
         "methods": methods,
         "fallback_accuracy": _fallback_accuracy(chosen, fits, default_kappa),
         "datasets": dict(sorted(datasets.items())),
+        "declined": declined_units(sources),
     }
     return model
 
@@ -572,6 +638,9 @@ class CostModel:
         self.data = dict(data)
         self.methods: dict[str, dict[str, Any]] = dict(data.get("methods") or {})
         self.datasets: dict[str, dict[str, int]] = dict(data.get("datasets") or {})
+        self.declined: dict[str, dict[str, Any]] = {
+            str(e["signature"]): dict(e) for e in data.get("declined") or []
+        }
         self.fits = {
             name: MethodFit(
                 _coefficients(entry["coefficients"]),
