@@ -17,6 +17,7 @@ import pytest
 from pmlbench.runner.status import Status
 from pmlbench.runner.store import iter_outcomes, iter_records
 
+ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["method=mlknn", "dataset=genbase", "protocol.n_splits=2", "cache_dir=null"]
 
 
@@ -233,6 +234,53 @@ def test_named_sweeps_compose(tmp_path):
     launcher = slurm.hydra.launcher
     assert "SlurmLauncher" in launcher._target_
     assert {"partition", "timeout_min", "array_parallelism", "cpus_per_task"} <= set(launcher)
+
+
+def test_the_paper_experiment_declines_no_unit_up_front():
+    """Every method of +experiment=paper runs on every one of the paper's datasets: the
+    suite's budget caps are the methods' defaults, and none may decline a unit of the paper's
+    comparison. Plain LIFT's cap on labels declines bibtex and corel5k (the tuned suite's
+    archive holds those units declined), so the sweep runs LIFT as the preset lift_paper,
+    without it; the other methods' units are units the archive holds finished (the same
+    description, at the rates the suite shares with the paper)."""
+    import numpy as np
+    from omegaconf import OmegaConf
+
+    from pmlbench.api import compose_config
+    from pmlbench.protocol.experiment import prepare
+    from pmlbench.runner.costmodel import CostModel, load_source, unit_signature
+    from pmlbench.runner.run import spec_from_config
+    from pmlbench.runner.units import describe_units
+
+    archive = ROOT / "docs" / "leaderboard-results.tar.xz"
+    finished = {unit_signature(r["unit"]) for r in load_source(archive).records}
+    shipped = CostModel.load()
+    params = OmegaConf.load(ROOT / "conf" / "experiment" / "paper.yaml").hydra.sweeper.params
+    methods, datasets = params["method"].split(","), params["dataset"].split(",")
+    assert "lift_paper" in methods and "lift" not in methods
+
+    def first_unit(method: str, dataset: str, rate: float):
+        config = compose_config(
+            ["+experiment=paper", f"method={method}", f"dataset={dataset}", f"noise.rate={rate}"]
+        )
+        spec = spec_from_config(config)
+        plugins = prepare(spec)
+        return spec, plugins, describe_units(spec, plugins.registrations).descriptions[0]
+
+    for dataset in datasets:
+        n, _, q = shipped.dataset_size(dataset)
+        n_train = n - (n + 1) // 2  # the paper's 50/50 split
+        for method in methods:
+            for rate in (0.5, 1.0, 2.0):
+                spec, plugins, unit = first_unit(method, dataset, rate)
+                if method != "lift_paper":
+                    assert unit_signature(unit) in finished, (method, dataset, rate)
+                    continue
+                assert unit["method"]["name"] == "lift" and unit["method"]["max_labels"] is None
+                estimator = plugins.method.build(0)
+                estimator._check_cost(np.empty((n_train, 1)), np.empty((n_train, q)))
+                capped = unit_signature(first_unit("lift", dataset, rate)[2])
+                assert (capped in shipped.declined) == (dataset in ("bibtex", "corel5k"))
 
 
 def test_identical_sweeps_started_together_get_their_own_directories(tmp_path):
