@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,10 +58,10 @@ from pmlbench.runner.costmodel import (
     shipped_model,
     unit_signature,
 )
-from pmlbench.runner.format import DRY_RUN_FILE, from_json, store_outcome_files, to_json
+from pmlbench.runner.format import DRY_RUN_FILE, from_json, to_json
 from pmlbench.runner.run import UnitRunner, retries_timeout, spec_from_config
 from pmlbench.runner.status import Status
-from pmlbench.runner.store import ResultStore, iter_records
+from pmlbench.runner.store import ResultStore, iter_outcomes, iter_records
 from pmlbench.runner.timeout import check_unit_timeout
 from pmlbench.runner.units import canonical_json, describe_units, unit_description
 
@@ -226,10 +226,11 @@ class TimingIndex:
         methods: dict[str, list[Timing]] = defaultdict(list)
         dims: dict[str, tuple[float, float, float]] = {}
         n = 0
-        finished: set[str] = set()
+        declined = list(declined)
+        finished: set[str] = set()  # signatures, needed only against declined outcomes
         for record in records:
             unit = record.get("unit") or {}
-            if unit:
+            if declined and unit:
                 finished.add(unit_signature(unit))
             try:
                 method = str(unit["method"]["name"])
@@ -259,7 +260,12 @@ class TimingIndex:
     def from_stores(cls, stores: Iterable[str | Path]) -> TimingIndex:
         roots = [Path(store) for store in stores if Path(store).is_dir()]
         records = (record for root in roots for record in iter_records(root))
-        return cls.from_records(records, _declined_outcomes(roots))
+        declined = (
+            (str(root), outcome)
+            for root in roots
+            for outcome in iter_outcomes(root, Status.NOT_APPLICABLE)
+        )
+        return cls.from_records(records, declined)
 
     def estimate(
         self, method: str, dataset: str, work: Work | None = None, kappa: float = 1.0
@@ -275,18 +281,6 @@ class TimingIndex:
             return sum(t.cpu_seconds for t in same) / len(same)
         fits = work.fits(kappa)
         return sum(t.cpu_seconds * fits / t.work.fits(kappa) for t in same) / len(same)
-
-
-def _declined_outcomes(roots: Iterable[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(store, outcome)`` of every readable declined unit (``.na.json``) of the stores."""
-    for root in roots:
-        for _, path in store_outcome_files(root, Status.NOT_APPLICABLE):
-            try:
-                outcome = from_json(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(outcome, dict):
-                yield str(root), outcome
 
 
 def _shape(summary: Any) -> tuple[float, float, float] | None:

@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from pmlbench.runner.format import from_json
+from pmlbench.runner.format import STORE_NOT_APPLICABLE_SUFFIX, from_json
 from pmlbench.runner.units import content_key
 
 MODEL_FILE = Path(__file__).with_name("cost_model.json")
@@ -231,9 +231,6 @@ class Source:
     declined: list[dict[str, Any]] = field(default_factory=list)  # its .na.json outcomes
 
 
-DECLINED_SUFFIX = ".na.json"
-
-
 def archive_records(path: str | Path, *, declined: bool = False) -> Iterator[dict[str, Any]]:
     """The finished-unit records in a tar archive of ``<store>/<key>.json`` files (other
     outcome files skipped), or with ``declined`` its declined units' (``.na.json``) only."""
@@ -241,7 +238,7 @@ def archive_records(path: str | Path, *, declined: bool = False) -> Iterator[dic
         for member in archive:
             name = member.name.rsplit("/", 1)[-1]
             wanted = (
-                name.endswith(DECLINED_SUFFIX)
+                name.endswith(STORE_NOT_APPLICABLE_SUFFIX)
                 if declined
                 else name.count(".") == 1 and name.endswith(".json")
             )
@@ -269,13 +266,13 @@ def load_source(path: str | Path, name: str | None = None) -> Source:
     if path.is_dir():
         from pmlbench.runner.format import store_outcome_files, store_record_files
         from pmlbench.runner.status import Status
-        from pmlbench.runner.store import iter_records
+        from pmlbench.runner.store import iter_outcomes, iter_records
 
         digest = hashlib.sha256()
         outcomes = [file for _, file in store_outcome_files(path, Status.NOT_APPLICABLE)]
         for file in sorted([*store_record_files(path), *outcomes]):
             digest.update(file.name.encode("utf-8") + b"\0" + file.read_bytes() + b"\0")
-        declined = [from_json(file.read_text(encoding="utf-8")) for file in outcomes]
+        declined = list(iter_outcomes(path, Status.NOT_APPLICABLE))
         return Source(name, digest.hexdigest(), list(iter_records(path)), declined)
     return Source(
         name,
