@@ -394,6 +394,26 @@ def test_a_label_and_an_instance_without_candidates_stay_zero():
     np.testing.assert_allclose(model.decision_function(c.X_test)[:, 1], 0.0, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_iterate_of_f_lives_on_the_confidences_support(name):
+    """The guidance takes its products with F as sparse products over D's non-zero entries,
+    which is exact only if F is zero wherever D is: check it at every kept stage, with a
+    label and an instance emptied (where the update's denominator is 0), and check that the
+    support form holds exactly the entries it is given."""
+    c = case(name)
+    D = c.reconstruction.D.copy()
+    D[:, 0] = 0.0
+    D[1] = 0.0
+    solution = M.indirect_guidance(c.side, D, c.M0, **c.params_ig, keep_stages=5)
+    assert solution.stages
+    for stage in [*solution.stages, {"F": solution.F}]:
+        assert not stage["F"][D == 0].any()
+        assert np.isfinite(stage["F"]).all()
+    support = M.CandidateSupport(D)
+    np.testing.assert_array_equal(support.of(solution.F).toarray(), solution.F)
+    assert support.of(D).nnz == np.count_nonzero(D)
+
+
 def test_pinv_tolerance_is_matlabs_or_rtol():
     c = case("emotions")
     s = np.linalg.svd(c.K, compute_uv=False)

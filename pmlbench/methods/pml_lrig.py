@@ -57,7 +57,12 @@ change between iterations: its real Schur form is computed once per fit (per tra
 in ``fit_grid``, scaled by γ), and each iteration diagonalises the symmetric ``MMᵀ + λI`` and
 solves a quasi-triangular Sylvester equation (LAPACK ``trsyl``), O(r²l). XH, ‖H‖ and
 ``tr(HᵀL_kH)`` come from ``U S Z``, ‖Z‖ and ``VᵀL_kV``; ``FFᵀF``, ``DDᵀF`` and
-``‖FFᵀ − δDDᵀ‖²`` from q x q products, so no n x n matrix is formed anywhere.
+``‖FFᵀ − δDDᵀ‖²`` from q x q products, so no n x n matrix is formed anywhere. F starts at D
+and its multiplicative update keeps a zero a zero, so F and D are both zero off D's support
+(the candidates stage 1 kept): every product with F or D is a sparse product over that
+support (:class:`CandidateSupport`, scipy's sparse kernels, no BLAS), nnz(D)·q work where a
+dense product takes n·q² (on delicious nnz(D)/(nq) is about 4 %); ``FᵀF`` and ``FᵀD`` are
+taken once per F and reused by the next iteration's P and F steps, and ``DᵀF = (FᵀD)ᵀ``.
 
 **Decisions that rounding cannot flip.** The instances' neighbours come from pmlbench's exact
 kNN search (:func:`pmlbench.numerics.neighbors.kneighbors`: MATLAB's stable sort of the exact
@@ -411,6 +416,24 @@ def cosine_start(D: np.ndarray) -> np.ndarray:
     return U.T @ U
 
 
+class CandidateSupport:
+    """The entries where the label confidences D are non-zero, on which D and every F of the
+    guidance live: F starts at D and its multiplicative update keeps a zero a zero. Products
+    with D or F are taken as sparse products over these entries (scipy's, without BLAS),
+    about nnz(D)/(nq) of the dense products' work: 4 % on delicious (983 labels)."""
+
+    def __init__(self, D: np.ndarray):
+        self.pattern = sp.csr_matrix(D != 0)
+        self.rows, self.cols = self.pattern.nonzero()
+
+    def of(self, A: np.ndarray) -> sp.csr_matrix:
+        """A (n x q, zero off the support) in CSR form on the support's pattern."""
+        return sp.csr_matrix(
+            (A[self.rows, self.cols], self.pattern.indices, self.pattern.indptr),
+            shape=self.pattern.shape,
+        )
+
+
 @dataclass
 class GuidanceSolution:
     """Output of :func:`indirect_guidance`."""
@@ -448,9 +471,11 @@ def indirect_guidance(
     n, q = D.shape
     latent = M0.shape[0]  # l
     U, s, T, Q = side.U, side.s, side.T, side.Q
-    UtD = U.T @ D
+    support = CandidateSupport(D)
+    Ds = support.of(D)
+    UtD = np.asarray(Ds.T @ U).T
     QtRz = Q.T @ (UtD / s[:, None])  # Qᵀ S⁻¹UᵀD: the H step's right-hand side is this x Mᵀ
-    DtD = D.T @ D
+    DtD = (Ds.T @ Ds).toarray()
     DtD_norm = float(np.sum(DtD * DtD))
     D_norm = float(np.sum(D * D))
     T_gamma = gamma * T
@@ -458,6 +483,8 @@ def indirect_guidance(
     M = np.array(M0, dtype=np.float64)
     C = cosine_start(D)
     F = D.copy()
+    Fs = Ds
+    FtF = FtD = DtD  # at F = D
     delta = 1.0  # ‖F‖²/‖D‖² at F = D
     solution = GuidanceSolution(
         W=np.zeros((side.h, q)), F=F, C=C, M=M, Z=np.zeros((s.size, latent)), losses=[]
@@ -475,12 +502,11 @@ def indirect_guidance(
         schur_m = scipy.linalg.schur(Mb_t, output="real", check_finite=False)
         M = schur_sylvester(schur_m, (a, Qa), UtD.T @ SZ).T
         # P: polar factor of FᵀD; only D P is used
-        P = polar_factor(F.T @ D)
-        DP = D @ P
-        # F: multiplicative update
-        FtF = F.T @ F
-        FA = 4.0 * alpha * (F @ FtF) + 2.0 * alpha * F + 2.0 * beta * (F @ (C @ C.T))
-        FB = 4.0 * alpha * delta * (D @ (D.T @ F)) + 2.0 * alpha * DP + 2.0 * beta * (D @ C.T)
+        P = polar_factor(FtD)
+        DP = Ds @ P
+        # F: multiplicative update (FᵀF and FᵀD are the last iteration's: F has not moved)
+        FA = 4.0 * alpha * (Fs @ FtF) + 2.0 * alpha * F + 2.0 * beta * (Fs @ (C @ C.T))
+        FB = 4.0 * alpha * delta * (Ds @ FtD.T) + 2.0 * alpha * DP + 2.0 * beta * (Ds @ C.T)
         FC = np.maximum(F - D, 0.0) * D
         zero = FA == 0
         if zero.any():  # where F is 0 with no mass around it (an empty label or instance)
@@ -488,15 +514,16 @@ def indirect_guidance(
         F = F * FB / FA - FC / FA
         if zero.any():
             F[zero] = 0.0
+        Fs = support.of(F)
         F_norm = float(np.sum(F * F))
         delta = F_norm / D_norm
         # C: multiplicative update
-        FtF = F.T @ F
+        FtF = (Fs.T @ Fs).toarray()
+        FtD = (Fs.T @ Ds).toarray()
         spread = column_squared_distances(M)  # the code's O
-        C = C * (2.0 * beta * (F.T @ D)) / (2.0 * beta * (FtF @ C) + gamma * spread + MATLAB_EPS)
+        C = C * (2.0 * beta * FtD) / (2.0 * beta * (FtF @ C) + gamma * spread + MATLAB_EPS)
         # the code's loss, without n x n or n x h products
         SZM = SZ @ M
-        FtD = F.T @ D
         # ‖XHM − D‖² = ‖SZM‖² − 2⟨SZM, UᵀD⟩ + ‖D‖² (U has orthonormal columns)
         fit = float(np.sum(SZM * SZM)) - 2.0 * float(np.sum(SZM * UtD)) + D_norm
         # ‖FFᵀ − δDDᵀ‖² = ‖FᵀF‖² − 2δ‖FᵀD‖² + δ²‖DᵀD‖²
@@ -513,7 +540,7 @@ def indirect_guidance(
             + lam * float(np.sum(M * M))
             + lam * float(np.sum(Z * Z))  # ‖H‖ = ‖Z‖
             + alpha * (float(np.sum((DP - F) ** 2)) + gram_gap)
-            + beta * float(np.sum((D - F @ C) ** 2))
+            + beta * float(np.sum((D - Fs @ C) ** 2))
             + gamma * graphs
         )
         solution.losses.append(loss)
