@@ -15,9 +15,10 @@ SUITE=${SUITE_DIR:-$MAIN/../suite}
 ARCHIVE=$MAIN/docs/leaderboard-results.tar.xz
 DATASETS=${DATASETS:-"emotions genbase medical cal500 yeast yeastcc yeastmf enron yeastbp languagelog
 mirflickr5k slashdot recreation arts science corel5k bibtex corel16k001 delicious"}
-PASSES=${PASSES:-"8c6de7e mlknn,pml3er,ridge,particle_map,particle_vls,pml_ni,nlr,pml_ld,pmndp,pml_lenfn,schirn,pml_plr,pml_ma,pml_dda,pml_lrig,pml_wfgalc
+PASSES=${PASSES:-"8c6de7e mlknn,pml3er,ridge,particle_map,particle_vls,pml_ni,nlr,pml_ld,pmndp,pml_lenfn,schirn,pml_plr,pml_ma,pml_dda,pml_wfgalc
 6b14bd0 plain,pml_lrs
-de23cd4 lift"}
+de23cd4 lift
+240302b pml_lrig"}
 
 worktree() {  # worktree <commit> <dir>: a detached worktree at the commit
     [ -d "$2" ] || git -C "$MAIN" worktree add --detach "$2" "$1"
