@@ -113,9 +113,9 @@ def record(out: Path, methods: list[str]) -> None:
 
 
 # Values known to follow the BLAS kernel, measured (docs/benchmark-log.md, 2026-11-29): PML-LENFN's
-# disambiguation AUC on medical, whose training rows repeat, so that scores equal in exact
-# arithmetic are ordered by the kernel's rounding (golden files: SkylakeX; Haswell moves split
-# 0's value from 0.94612 to 0.94492). file -> (column, {column: value} of the rows it covers).
+# disambiguation AUC on medical (golden files: SkylakeX; Haswell moves split 0's value from
+# 0.94612 to 0.94492; the test metrics do not move). file -> (columns, {column: value} of the
+# rows they are masked in; empty: every row).
 KERNEL_DEPENDENT = {
     "run_pml_lenfn_medical_uniform_rate1.csv": ("disambiguation_auc", {}),
     "report_disambiguation.csv": (
